@@ -1,0 +1,92 @@
+#!/bin/bash
+# The main job: Linux v7.3 + the DAX fault-path series, built and booted in
+# QEMU with two emulated NVDIMMs; runs the dax kselftests on each
+# filesystem mounted -o dax=always and prints the results and a verdict.
+# See README.md. Exit: 0 pass, 1 test failure or crash, 2 setup/config/
+# build/boot error, 4 everything skipped.
+set -euo pipefail
+. "$(dirname "$0")/scripts/lib.sh"
+
+usage() {
+	cat <<USAGE
+usage: ./qemu-run.sh [options] [-- CMD]
+  --fs ext4|xfs|all     filesystems to test (default: all = ext4 xfs)
+  --config PROFILE      kernel-config profile: default or kasan (default: default)
+  --kernel BZIMAGE      boot this kernel instead of building one
+  --no-series           build and boot plain v7.3 (the pinned base)
+  --tests PATTERN       run only the dax kselftests whose name matches (shell glob)
+  --append ARGS         extra kernel command line arguments
+  --shell               interactive guest shell on this terminal
+  --timeout S           guest time limit in seconds (default: 1800)
+  -- CMD                run CMD in the guest (fsdax set up), exit with its status
+environment: KERNEL_SRC=DIR (your kernel git tree), KERNEL_BASE=REV,
+  BUILD_DIR=DIR (default ./build), ACCEL=kvm|tcg
+USAGE
+}
+
+fs=all profile=default kernel="" series=1 tests="" append="" mode=test timeout=1800 guestcmd=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--fs) fs=${2:?--fs needs an argument}; shift ;;
+	--config) profile=${2:?--config needs an argument}; shift ;;
+	--kernel) kernel=${2:?--kernel needs an argument}; shift ;;
+	--no-series) series=0 ;;
+	--tests) tests=${2:?--tests needs an argument}; shift ;;
+	--append) append=${2:?--append needs an argument}; shift ;;
+	--shell) mode=shell ;;
+	--timeout) timeout=${2:?--timeout needs an argument}; shift ;;
+	-h|--help) usage; exit 0 ;;
+	--) shift; mode=cmd guestcmd="$*"; break ;;
+	*) usage >&2; die "unknown option '$1'" ;;
+	esac
+	shift
+done
+case $fs in
+all) fs="ext4 xfs" ;;
+ext4|xfs) ;;
+*) die "unsupported --fs '$fs' (ext4, xfs or all)" ;;
+esac
+case $timeout in
+''|*[!0-9]*) die "--timeout needs a number of seconds, not '$timeout'" ;;
+esac
+[ "$mode" != cmd ] || [ -n "$guestcmd" ] || die "-- needs a command"
+if [ ! -f "$TOP/kernel-config/$profile.config" ] || [ "$profile" = base ]; then
+	die "unknown --config '$profile' (default or kasan)"
+fi
+if [ -n "$kernel" ]; then
+	[ -f "$kernel" ] || die "--kernel $kernel: no such file"
+	[ "$(dd if="$kernel" bs=1 skip=514 count=4 2>/dev/null)" = HdrS ] ||
+		die "--kernel $kernel is not an x86 bzImage"
+fi
+[ "$series" = 1 ] || [ -z "${KERNEL_SRC:-}" ] ||
+	die "--no-series boots the pinned base; it does not take KERNEL_SRC"
+
+# The tree with the series: its kselftests run in every guest (plain
+# v7.3 too, which is how the tests show what v7.3 gets wrong).
+src=$("$TOP/scripts/apply-series.sh")
+obj=$BUILD/obj-$profile
+[ -n "${KERNEL_SRC:-}" ] && obj=$BUILD/obj-user-$profile
+if [ -z "$kernel" ]; then
+	if [ "$series" = 1 ]; then
+		"$TOP/scripts/build-kernel.sh" "$src" "$obj" "$profile"
+		kernel=$obj/arch/x86/boot/bzImage
+	else
+		base=$("$TOP/scripts/get-base.sh")
+		"$TOP/scripts/build-kernel.sh" "$base" "$obj-base" "$profile"
+		kernel=$obj-base/arch/x86/boot/bzImage
+	fi
+else
+	"$TOP/scripts/configure-kernel.sh" "$src" "$obj" "$profile"
+fi
+"$TOP/scripts/build-selftests.sh" "$src" "$obj" "$BUILD/kselftest-install"
+"$TOP/scripts/mkinitramfs.sh" "$BUILD/initramfs.cpio" "$BUILD/kselftest-install"
+
+logdir=$BUILD/logs/$(date +%Y%m%d-%H%M%S)-$$
+export HARNESS_FS="$fs" HARNESS_TESTS="$tests" HARNESS_CMD="$guestcmd"
+export APPEND="$append" QEMU_TIMEOUT="$timeout"
+"$TOP/scripts/boot-guest.sh" "$kernel" "$BUILD/initramfs.cpio" "$logdir" "$mode"
+[ "$mode" != shell ] || exit 0
+echo "logs: $logdir"
+rc=0
+"$TOP/scripts/verdict.sh" "$logdir" "$(echo "$fs" | tr ' ' +)" || rc=$?
+exit "$rc"

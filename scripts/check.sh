@@ -1,0 +1,249 @@
+#!/bin/bash
+# Usage: check.sh [CHECK...]
+# Everything a maintainer runs before posting the series (make check).
+# Each check prints PASS/FAIL/SKIP with its time; its output goes to
+# $BUILD/check/NAME.log and is shown when it fails. The last line is
+# "N passed, N failed[, N skipped]". Exit 0 only if nothing failed.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+# The checks, in order: the one list of them.
+checks=(
+	shellcheck        # every harness script passes shellcheck
+	bad-input         # the harness's own tests: bad input fails cleanly
+	series-files      # series and patches/ agree; patches/ is what regen gives
+	series-applies    # the series applies to the pinned base with git am
+	checkpatch        # checkpatch.pl --strict: no errors, no warnings
+	bisect-build      # every patch builds (W=1, touched objects) in order
+	sparse            # sparse (C=2) on touched objects: nothing new vs base
+	kernel-doc        # kernel-doc -none -Wall on touched C files: nothing new
+	selftests-build   # make -C tools/testing/selftests TARGETS=dax
+	kernel-build      # bzImage of the default profile
+	guest-ext4        # dax kselftests in QEMU on ext4, lockdep, clean log
+	guest-xfs         # dax kselftests in QEMU on xfs, lockdep, clean log
+	crash-ext4        # MAP_SYNC crash cycles on ext4
+	crash-xfs         # MAP_SYNC crash cycles on xfs
+	bad-guest         # a panicking and a hanging guest fail the verdict
+)
+
+src=
+profile=default
+obj=$BUILD/obj-$profile
+kernel=$obj/arch/x86/boot/bzImage
+base=
+
+check_shellcheck() {
+	local files
+	mapfile -t files < <(cd "$TOP" && { ls qemu-run.sh scripts/*.sh .ci/run selftests/*.sh selftests/init; } 2>/dev/null)
+	(cd "$TOP" && shellcheck -x "${files[@]}")
+}
+
+check_bad-input() { "$TOP/selftests/harness-tests.sh"; }
+
+check_series-files() {
+	local tmp rc=0 p
+	for p in "$TOP"/patches/*.patch; do
+		case ${p##*/} in 0000-*) continue ;; esac
+		series_patches | grep -qxF "${p##*/}" ||
+			{ echo "patches/${p##*/} is not in series"; rc=1; }
+	done
+	while read -r p; do
+		[ -f "$TOP/patches/$p" ] || { echo "series names $p, not in patches/"; rc=1; }
+	done < <(series_patches)
+	[ "$rc" = 0 ] || return 1
+	ensure_tree || return 1
+	tmp=$(mktemp -d)
+	"$TOP/scripts/regen-patches.sh" "$src" "$tmp" || { rm -rf "$tmp"; return 1; }
+	# Commit ids differ between trees; everything else must be identical.
+	diff -ru -I '^From [0-9a-f]\{40\} ' "$TOP/patches" "$tmp" --exclude=series &&
+		diff -u "$TOP/series" "$tmp/series" || rc=1
+	rm -rf "$tmp"
+	[ "$rc" = 0 ] || echo "patches/ differs from what scripts/regen-patches.sh makes (see diff above)"
+	return "$rc"
+}
+
+ensure_tree() {
+	[ -n "$src" ] && return 0
+	src=$("$TOP/scripts/apply-series.sh") || return 1
+	base=$(git -C "$src" rev-parse "$BASE_TAG^{commit}")
+}
+
+check_series-applies() {
+	ensure_tree || return 1
+	echo "$(git -C "$src" rev-list --count "$base..HEAD") patches applied in $src"
+}
+
+check_checkpatch() {
+	local p rc=0 out
+	ensure_tree || return 1
+	while read -r p; do
+		out=$(cd "$src" && ./scripts/checkpatch.pl --strict --no-tree -q \
+			--ignore FILE_PATH_CHANGES "$TOP/patches/$p" 2>&1)
+		if [ -n "$out" ]; then
+			echo "$p:"; echo "$out"; rc=1
+		else
+			echo "$p: clean"
+		fi
+	done < <(series_patches)
+	return "$rc"
+}
+
+# Objects (relative to the tree) built from the C files in the directories
+# that COMMITS touch, as far as the configured build has them.
+touched_objects() {
+	local f d c
+	for d in $(git -C "$src" diff --name-only "$@" -- '*.c' '*.h' ':!tools' |
+		   xargs -rn1 dirname | sort -u); do
+		case $d in include*) continue ;; esac
+		for c in "$src/$d"/*.c; do
+			f=${c#"$src"/}
+			[ -f "$obj/${f%.c}.o" ] && echo "${f%.c}.o"
+		done
+	done | sort -u
+}
+
+touches_headers() {
+	git -C "$src" diff --name-only "$@" -- '*.h' ':!tools' | grep -q .
+}
+
+build_objects() {
+	local objs=("$@")
+	[ ${#objs[@]} -gt 0 ] || return 0
+	make -s -C "$src" O="$obj" -j"$(nproc)" "${objs[@]}"
+}
+
+check_bisect-build() {
+	local c rc=0 objs
+	ensure_tree || return 1
+	[ -f "$obj/.config" ] || "$TOP/scripts/configure-kernel.sh" "$src" "$obj" "$profile" || return 1
+	[ -f "$kernel" ] || check_kernel-build || return 1
+	for c in $(git -C "$src" rev-list --reverse "$base..HEAD"); do
+		git -C "$src" checkout -q --detach "$c" || return 1
+		echo "== $(git -C "$src" log -1 --format='%h %s' "$c")"
+		mapfile -t objs < <(touched_objects "$c^" "$c")
+		if ! build_objects W=1 "${objs[@]}"; then
+			rc=1
+		elif touches_headers "$c^" "$c" && ! make -s -C "$src" O="$obj" -j"$(nproc)" bzImage; then
+			rc=1
+		fi
+		if git -C "$src" diff --name-only "$c^" "$c" | grep -q '^tools/testing/selftests/dax/' &&
+		   ! make -s -C "$src/tools/testing/selftests" O="$obj/kselftest-bisect" \
+			KHDR_INCLUDES="-isystem $obj/usr/include" TARGETS=dax >/dev/null; then
+			rc=1
+		fi
+		[ "$rc" = 0 ] || { echo "build fails at $c"; break; }
+	done
+	git -C "$src" checkout -q "$(git -C "$src" symbolic-ref -q --short HEAD 2>/dev/null || echo dax-series)" 2>/dev/null ||
+		git -C "$src" checkout -q dax-series
+	return "$rc"
+}
+
+# Warnings of sparse (or kernel-doc), without line numbers, so that the
+# base and the series can be compared.
+normalize_warnings() {
+	grep -E 'warning|error' | sed -E 's/:[0-9]+:[0-9]+:/:/; s/:[0-9]+:/:/' | sort -u
+}
+
+sparse_at() {
+	local rev=$1; shift
+	git -C "$src" checkout -q --detach "$rev" || return 1
+	make -C "$src" O="$obj" -j"$(nproc)" C=2 "$@" 2>&1 >/dev/null | normalize_warnings
+}
+
+check_sparse() {
+	local objs before after rc=0
+	ensure_tree || return 1
+	[ -f "$kernel" ] || check_kernel-build || return 1
+	mapfile -t objs < <(touched_objects "$base" HEAD)
+	[ ${#objs[@]} -gt 0 ] || { echo "no kernel objects touched"; return 0; }
+	after=$(sparse_at dax-series "${objs[@]}") || rc=1
+	before=$(sparse_at "$base" "${objs[@]}") || rc=1
+	git -C "$src" checkout -q dax-series
+	echo "sparse on ${#objs[@]} objects: $(echo "$after" | grep -c . ) warnings with the series, $(echo "$before" | grep -c .) at base"
+	if comm -13 <(echo "$before") <(echo "$after") | grep .; then
+		echo "new sparse warnings (above)"
+		rc=1
+	fi
+	return "$rc"
+}
+
+check_kernel-doc() {
+	local files f rc=0 new
+	ensure_tree || return 1
+	mapfile -t files < <(git -C "$src" diff --name-only --diff-filter=AM "$base" HEAD -- '*.c' '*.h' ':!tools')
+	[ ${#files[@]} -gt 0 ] || { echo "no kernel C files touched"; return 0; }
+	for f in "${files[@]}"; do
+		new=$(comm -13 \
+			<(git -C "$src" show "$base:$f" 2>/dev/null |
+			  (cd "$src" && ./scripts/kernel-doc -none -Wall /dev/stdin) 2>&1 | normalize_warnings | sed 's|/dev/stdin|F|') \
+			<(cd "$src" && ./scripts/kernel-doc -none -Wall "$f" 2>&1 | normalize_warnings | sed "s|$f|F|"))
+		if [ -n "$new" ]; then
+			echo "$f:"; echo "$new"; rc=1
+		else
+			echo "$f: nothing new"
+		fi
+	done
+	return "$rc"
+}
+
+check_selftests-build() {
+	ensure_tree || return 1
+	"$TOP/scripts/configure-kernel.sh" "$src" "$obj" "$profile" &&
+		"$TOP/scripts/build-selftests.sh" "$src" "$obj" "$BUILD/kselftest-install" &&
+		"$TOP/scripts/mkinitramfs.sh" "$BUILD/initramfs.cpio" "$BUILD/kselftest-install" &&
+		ls "$BUILD/kselftest-install/dax"
+}
+
+check_kernel-build() {
+	ensure_tree || return 1
+	"$TOP/scripts/build-kernel.sh" "$src" "$obj" "$profile"
+}
+
+need_guest() {
+	[ -f "$kernel" ] || check_kernel-build || return 1
+	[ -f "$BUILD/initramfs.cpio" ] || check_selftests-build || return 1
+}
+
+guest_run() {
+	need_guest || return 1
+	"$TOP/qemu-run.sh" --kernel "$kernel" "$@"
+}
+
+check_guest-ext4() { guest_run --fs ext4; }
+check_guest-xfs() { guest_run --fs xfs; }
+check_crash-ext4() { need_guest && "$TOP/selftests/crash-cycles.sh" "$kernel" ext4 5; }
+check_crash-xfs() { need_guest && "$TOP/selftests/crash-cycles.sh" "$kernel" xfs 5; }
+
+# A guest that panics, and one that hangs, must fail the verdict with 1.
+check_bad-guest() {
+	local rc
+	need_guest || return 1
+	rc=0; guest_run -- 'echo c >/proc/sysrq-trigger' || rc=$?
+	[ "$rc" = 1 ] || { echo "panicking guest: exit $rc, want 1"; return 1; }
+	rc=0; guest_run --timeout 30 -- 'sleep 600' || rc=$?
+	[ "$rc" = 1 ] || { echo "hanging guest: exit $rc, want 1"; return 1; }
+	echo "panic and hang both fail the verdict"
+}
+
+run_check() {
+	local name=$1 start=$SECONDS rc=0 logf=$BUILD/check/$1.log
+	"check_$name" >"$logf" 2>&1 || rc=$?
+	case $rc in
+	0) echo "PASS: $name ($((SECONDS - start))s)"; passed=$((passed + 1)) ;;
+	4) echo "SKIP: $name ($((SECONDS - start))s)"; skipped=$((skipped + 1)) ;;
+	*) echo "FAIL: $name ($((SECONDS - start))s, log $logf):"
+	   tail -n 40 "$logf" | sed 's/^/    /'
+	   failed=$((failed + 1)) ;;
+	esac
+}
+
+mkdir -p "$BUILD/check"
+want=("$@")
+[ ${#want[@]} -gt 0 ] || want=("${checks[@]}")
+passed=0 failed=0 skipped=0
+for c in "${want[@]}"; do
+	declare -F "check_$c" >/dev/null || die "unknown check '$c' (have: ${checks[*]})"
+	run_check "$c"
+done
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

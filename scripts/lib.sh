@@ -1,0 +1,59 @@
+# Common helpers for the harness scripts. Source it; do not run it.
+# shellcheck shell=bash
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD_DIR:-$TOP/build}
+export TOP BUILD
+# shellcheck source=scripts/base.env
+. "$TOP/scripts/base.env"
+
+# Exit codes shared by every script (README documents them).
+EX_PASS=0
+EX_FAIL=1
+EX_SETUP=2
+EX_SKIP=4
+export EX_PASS EX_FAIL EX_SETUP EX_SKIP
+
+log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
+die() { log "error: $*"; exit "$EX_SETUP"; }
+
+need_tools() {
+	local t missing=
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || missing="$missing $t"
+	done
+	[ -z "$missing" ] || die "missing tool(s):$missing (run: sudo scripts/install-deps.sh)"
+}
+
+# Run a long command with its output in LOGFILE, printing only a
+# heartbeat, and show the tail of the log when it fails.
+run_logged() {
+	local logfile=$1; shift
+	local start=$SECONDS
+	"$@" >"$logfile" 2>&1 &
+	local pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 10
+		kill -0 "$pid" 2>/dev/null &&
+			log "  ... $((SECONDS - start))s, $(wc -l <"$logfile") log lines"
+	done
+	if ! wait "$pid"; then
+		log "failed: $* (full log: $logfile)"
+		grep -E 'error|Error|ERROR' "$logfile" | head -n 20 >&2
+		tail -n 20 "$logfile" >&2
+		return 1
+	fi
+}
+
+# The patch files named in ./series, in order, one per line.
+series_patches() {
+	sed 's/#.*//; /^[[:space:]]*$/d' "$TOP/series"
+}
+
+# What identifies an applied series: the base commit and the patches'
+# content. apply-series.sh stores it with the resulting HEAD in TREE.stamp.
+series_hash() {
+	local base=$1
+	{ echo "$base"; series_patches | (cd "$TOP/patches" && xargs cat --); } |
+		sha256sum | cut -d' ' -f1
+}

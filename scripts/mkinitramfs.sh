@@ -1,0 +1,45 @@
+#!/bin/bash
+# Usage: mkinitramfs.sh OUT.cpio KSELFTEST_INSTALL_DIR
+# The guest's root: static busybox, the mkfs tools with their libraries,
+# coreutils timeout (the kselftest runner needs --foreground), bash for
+# the shell tests, the harness's guest scripts and the installed kselftests.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -eq 2 ] || die "usage: mkinitramfs.sh OUT.cpio KSELFTEST_INSTALL_DIR"
+out=$1 kst=$2
+[ -x "$kst/run_kselftest.sh" ] || die "$kst has no installed kselftests"
+need_tools cpio gcc ldd busybox mkfs.ext4 mkfs.xfs mkfs.erofs xfs_io timeout bash
+
+root=$(mktemp -d "$BUILD/initramfs.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,harness,selftests,etc}
+
+install -m 755 "$(command -v busybox)" "$root/bin/busybox"
+ldd "$root/bin/busybox" 2>&1 | grep -q 'not a dynamic' ||
+	die "busybox is not static (install busybox-static)"
+
+# Dynamically linked tools, with their libraries at the same paths.
+copy_with_libs() {
+	local bin lib
+	for bin in "$@"; do
+		bin=$(readlink -f "$(command -v "$bin")")
+		install -D -m 755 "$bin" "$root/usr/bin/${bin##*/}"
+		for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
+			[ -e "$root$lib" ] || install -D -m 644 "$(readlink -f "$lib")" "$root$lib"
+		done
+	done
+}
+copy_with_libs mke2fs mkfs.xfs mkfs.erofs xfs_io timeout bash
+ln -s mke2fs "$root/usr/bin/mkfs.ext4"
+ln -s /usr/bin/bash "$root/bin/bash"
+# The kselftest runner calls /usr/bin/timeout; busybox must not shadow it.
+printf 'root:x:0:0:root:/:/bin/sh\n' >"$root/etc/passwd"
+
+install -m 755 "$TOP/selftests/init" "$root/init"
+install -m 755 "$TOP/selftests/fsdax-setup.sh" "$root/harness/fsdax-setup.sh"
+gcc -static -O2 -Wall -o "$root/harness/dax-check" "$TOP/selftests/dax-check.c"
+cp -a "$kst"/. "$root/selftests/"
+
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.tmp"
+mv "$out.tmp" "$out"

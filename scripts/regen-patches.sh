@@ -1,0 +1,44 @@
+#!/bin/bash
+# Usage: regen-patches.sh [TREE [OUTDIR]]
+# The round trip: turn the commits on TREE (default $BUILD/series) since
+# the base into patches/ (git format-patch --cover-letter --base) and the
+# order into ./series. The cover letter comes from
+# Documentation/cover-letter.txt (first line: subject). With OUTDIR, write
+# there instead (make check compares that with what is committed).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+tree=${1:-$BUILD/series}
+outdir=${2:-$TOP/patches}
+seriesfile=$TOP/series
+[ $# -ge 2 ] && seriesfile=$outdir/series
+git -C "$tree" rev-parse --git-dir >/dev/null 2>&1 || die "$tree is not a git tree"
+if [ -n "${KERNEL_SRC:-}" ]; then
+	base=$(git -C "$tree" rev-parse --verify "${KERNEL_BASE:-HEAD}^{commit}")
+else
+	base=$(git -C "$tree" rev-parse --verify "$BASE_TAG^{commit}")
+fi
+[ -z "$(git -C "$tree" status --porcelain --untracked-files=no)" ] ||
+	die "$tree has uncommitted changes"
+n=$(git -C "$tree" rev-list --count "$base..HEAD")
+[ "$n" -gt 0 ] || die "$tree has no commits on top of ${base:0:12}"
+
+branch=$(git -C "$tree" symbolic-ref -q --short HEAD) ||
+	die "$tree: HEAD is detached; check out the series branch"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# format-patch takes the cover letter from the branch description.
+git -C "$tree" -c "branch.$branch.description=$(cat "$TOP/Documentation/cover-letter.txt")" \
+	format-patch -q --cover-letter --cover-from-description=subject \
+	--base="$base" --no-signature -o "$tmp" "$base..HEAD" \
+	--subject-prefix=PATCH
+mkdir -p "$outdir"
+rm -f "$outdir"/*.patch
+cp "$tmp"/*.patch "$outdir/"
+for p in "$outdir"/*.patch; do
+	case ${p##*/} in 0000-*) ;; *) echo "${p##*/}" ;; esac
+done >"$seriesfile"
+# The tree now holds exactly the series: let apply-series.sh reuse it.
+if [ "$outdir" = "$TOP/patches" ] && [ -f "$tree.stamp" ]; then
+	echo "$(series_hash "$base") $(git -C "$tree" rev-parse HEAD)" >"$tree.stamp"
+fi

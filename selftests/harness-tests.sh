@@ -1,0 +1,78 @@
+#!/bin/bash
+# The harness's own tests: bad input must give one clear line on stderr,
+# the documented exit code, and no half-made state. Needs a built kernel
+# (make check builds it first) for the cases that get as far as booting.
+set -uo pipefail
+. "$(dirname "$0")/../scripts/lib.sh"
+
+kernel=$BUILD/obj-default/arch/x86/boot/bzImage
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 failed=0
+
+# expect CODE PATTERN DESCRIPTION -- COMMAND...
+expect() {
+	local code=$1 pattern=$2 desc=$3 rc=0
+	shift 4
+	n=$((n + 1))
+	"$@" >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
+	if [ "$rc" = "$code" ] && grep -q -- "$pattern" "$tmp/err"; then
+		echo "ok $n - $desc: exit $rc, $(grep -- "$pattern" "$tmp/err" | head -n 1)"
+	else
+		echo "not ok $n - $desc: exit $rc (want $code), stderr:"
+		sed 's/^/#   /' "$tmp/err" | tail -n 15
+		failed=$((failed + 1))
+	fi
+}
+
+run=$TOP/qemu-run.sh
+echo "not a kernel" >"$tmp/not-a-kernel"
+expect 2 "unknown option '--bogus'" "unknown flag" -- "$run" --bogus
+expect 2 "no such file" "missing --kernel" -- "$run" --kernel "$tmp/nope"
+expect 2 "is not an x86 bzImage" "--kernel that is no bzImage" -- "$run" --kernel "$tmp/not-a-kernel"
+expect 2 "unsupported --fs 'btrfs'" "unsupported --fs" -- "$run" --fs btrfs
+expect 2 "unknown --config 'nope'" "unknown config profile" -- "$run" --config nope
+expect 2 "needs a number" "bad --timeout" -- "$run" --timeout soon
+expect 2 "needs an argument" "option without its argument" -- "$run" --fs
+expect 2 "needs a command" "-- without a command" -- "$run" --
+
+# A missing tool: a PATH that has everything but QEMU.
+mkdir "$tmp/bin"
+for d in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do
+	for t in "$d"/*; do
+		[ -x "$t" ] && [ ! -e "$tmp/bin/${t##*/}" ] && ln -s "$t" "$tmp/bin/${t##*/}"
+	done
+done
+rm -f "$tmp/bin"/qemu-system-*
+if [ -f "$kernel" ]; then
+	expect 2 "missing tool(s): qemu-system-x86_64" "QEMU not installed" -- \
+		env PATH="$tmp/bin" "$run" --kernel "$kernel" -- true
+fi
+
+# A patch that does not apply: a copy of the repository whose last patch
+# has a context line changed. The run must stop naming that patch and
+# leave its tree at the base, with no git am in progress.
+if [ -d "$BUILD/linux/.git" ]; then
+	mkdir "$tmp/repo" "$tmp/repo/build"
+	(cd "$TOP" && git ls-files -z | xargs -0 cp --parents -t "$tmp/repo")
+	ln -s "$BUILD/linux" "$tmp/repo/build/linux"
+	last=$(series_patches | tail -n 1)
+	sed -i '0,/^ [^ ]/s/^ \([^ ]\)/ CORRUPTED \1/' "$tmp/repo/patches/$last"
+	expect 2 "patches/$last does not apply" "a patch that does not apply" -- \
+		env -u BUILD_DIR "$tmp/repo/qemu-run.sh" --kernel "$kernel" -- true
+	n=$((n + 1))
+	wt=$tmp/repo/build/series
+	if [ -z "$(git -C "$wt" status --porcelain)" ] &&
+	   [ ! -d "$(git -C "$wt" rev-parse --git-path rebase-apply)" ] &&
+	   [ "$(git -C "$wt" rev-parse HEAD)" = "$(git -C "$wt" rev-parse "$BASE_TAG^{commit}")" ]; then
+		echo "ok $n - failed git am leaves the tree clean at the base"
+	else
+		echo "not ok $n - failed git am left state behind in $wt"
+		failed=$((failed + 1))
+	fi
+	git -C "$BUILD/linux" worktree remove --force "$wt" 2>/dev/null
+	git -C "$BUILD/linux" worktree prune
+fi
+
+echo "# harness bad-input tests: $((n - failed)) passed, $failed failed"
+[ "$failed" = 0 ]
