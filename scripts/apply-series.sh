@@ -38,15 +38,15 @@ if [ -d "$wt" ]; then
 	[ -z "$(git -C "$wt" status --porcelain --untracked-files=no)" ] ||
 		die "$wt has uncommitted changes; commit them (and make regen) or remove them"
 	head=$(git -C "$wt" rev-parse HEAD)
-	if [ -f "$stamp" ]; then
-		read -r s_want s_head <"$stamp"
-		if [ "$s_want" = "$want" ] && [ "$s_head" = "$head" ]; then
-			echo "$wt"
-			exit 0
-		fi
-		[ "$s_head" = "$head" ] ||
-			die "$wt has commits that are not in patches/ (run make regen first)"
+	s_want='' s_head=$base
+	[ -f "$stamp" ] && read -r s_want s_head <"$stamp"
+	if [ "$s_want" = "$want" ] && [ "$s_head" = "$head" ]; then
+		echo "$wt"
+		exit 0
 	fi
+	# HEAD is neither the base nor what the harness applied last.
+	[ "$s_head" = "$head" ] ||
+		die "$wt has commits that are not in patches/ (run make regen first)"
 else
 	git -C "$repo" worktree prune
 	git -C "$repo" worktree add -q --detach "$wt" "$base"

@@ -54,8 +54,8 @@ check_series-files() {
 	ensure_tree || return 1
 	tmp=$(mktemp -d)
 	"$TOP/scripts/regen-patches.sh" "$src" "$tmp" || { rm -rf "$tmp"; return 1; }
-	# Commit ids differ between trees; everything else must be identical.
-	diff -ru -I '^From [0-9a-f]\{40\} ' "$TOP/patches" "$tmp" --exclude=series &&
+	# Commit ids and the cover letter's date differ between trees.
+	diff -ru -I '^From [0-9a-f]\{40\} ' -I '^Date: ' "$TOP/patches" "$tmp" --exclude=series &&
 		diff -u "$TOP/series" "$tmp/series" || rc=1
 	rm -rf "$tmp"
 	[ "$rc" = 0 ] || echo "patches/ differs from what scripts/regen-patches.sh makes (see diff above)"
@@ -109,7 +109,7 @@ touches_headers() {
 build_objects() {
 	local objs=("$@")
 	[ ${#objs[@]} -gt 0 ] || return 0
-	make -s -C "$src" O="$obj" -j"$(nproc)" "${objs[@]}"
+	kmake "$src" "$obj" -s "${objs[@]}"
 }
 
 check_bisect-build() {
@@ -123,7 +123,7 @@ check_bisect-build() {
 		mapfile -t objs < <(touched_objects "$c^" "$c")
 		if ! build_objects W=1 "${objs[@]}"; then
 			rc=1
-		elif touches_headers "$c^" "$c" && ! make -s -C "$src" O="$obj" -j"$(nproc)" bzImage; then
+		elif touches_headers "$c^" "$c" && ! kmake "$src" "$obj" -s bzImage; then
 			rc=1
 		fi
 		if git -C "$src" diff --name-only "$c^" "$c" | grep -q '^tools/testing/selftests/dax/' &&
@@ -147,7 +147,7 @@ normalize_warnings() {
 sparse_at() {
 	local rev=$1; shift
 	git -C "$src" checkout -q --detach "$rev" || return 1
-	make -C "$src" O="$obj" -j"$(nproc)" C=2 "$@" 2>&1 >/dev/null | normalize_warnings
+	kmake "$src" "$obj" C=2 "$@" 2>&1 >/dev/null | normalize_warnings
 }
 
 check_sparse() {

@@ -28,10 +28,10 @@ if [ -f "$obj/.config" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
 fi
 mkdir -p "$obj"
 rm -f "$stamp"
-make -s -C "$src" O="$obj" tinyconfig >/dev/null
+kmake "$src" "$obj" -s tinyconfig >/dev/null
 (cd "$obj" && "$src/scripts/kconfig/merge_config.sh" -m .config "${frags[@]}") \
 	>"$obj/merge_config.log" 2>&1 || die "merge_config.sh failed (see $obj/merge_config.log)"
-make -s -C "$src" O="$obj" olddefconfig >/dev/null
+kmake "$src" "$obj" -s olddefconfig >/dev/null
 
 # Every option a fragment asks for must be in the final .config.
 dropped=

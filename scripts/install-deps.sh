@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(
 	# kernel build
 	build-essential flex bison bc libelf-dev libssl-dev cpio dwarves
-	python3 git xz-utils
+	python3 git xz-utils rsync ccache
 	# guest: QEMU, the initramfs and its tools
 	qemu-system-x86 busybox-static e2fsprogs xfsprogs erofs-utils
 	# checks

@@ -57,3 +57,13 @@ series_hash() {
 	{ echo "$base"; series_patches | (cd "$TOP/patches" && xargs cat --); } |
 		sha256sum | cut -d' ' -f1
 }
+
+# make in kernel tree SRC, out of tree in OBJ, through ccache when it is
+# installed: make check builds the same objects at several commits.
+export CCACHE_DIR=${CCACHE_DIR:-$BUILD/ccache}
+kmake() {
+	local src=$1 obj=$2 cc=gcc
+	shift 2
+	command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
+	make -C "$src" O="$obj" -j"$(nproc)" CC="$cc" "$@"
+}

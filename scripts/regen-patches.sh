@@ -39,6 +39,6 @@ for p in "$outdir"/*.patch; do
 	case ${p##*/} in 0000-*) ;; *) echo "${p##*/}" ;; esac
 done >"$seriesfile"
 # The tree now holds exactly the series: let apply-series.sh reuse it.
-if [ "$outdir" = "$TOP/patches" ] && [ -f "$tree.stamp" ]; then
+if [ "$outdir" = "$TOP/patches" ]; then
 	echo "$(series_hash "$base") $(git -C "$tree" rev-parse HEAD)" >"$tree.stamp"
 fi

@@ -1,0 +1,73 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of make bench: run in the guest by qemu-run.sh -- with the
+# filesystem FS (ext4 or xfs) mounted -o dax=always on DAX_TEST_DIR.
+# Prints "BENCH <fs>-<case> key=value..." lines (selftests/dax-bench.c).
+# Usage: bench-guest.sh FS
+set -eu
+fs=$1
+b=/harness/dax-bench
+d=$DAX_TEST_DIR
+big=131072	# KiB: the seed's 128 MB
+small=64
+
+for order in seq rand; do
+	$b read "$d/bench" "$big" pte "$order" "$fs-dax-pte-$order-128m"
+done
+$b read "$d/bench" "$small" pte seq "$fs-dax-pte-seq-64k"
+$b read "$d/bench" "$big" pmd seq "$fs-dax-pmd-seq-128m"
+$b read "$d/bench" "$big" populate seq "$fs-dax-populate-seq-128m"
+
+# Seed 001: fio mmap randrw on the DAX filesystem (PMD-capable mapping).
+fio --name=randrw --directory="$d" --ioengine=mmap --rw=randrw --bs=4k \
+	--size=256M --runtime=20 --time_based --minimal --output-format=terse |
+	awk -F';' -v n="$fs-fio-mmap-randrw" \
+	'{ printf "BENCH %s read_kibs=%s write_kibs=%s\n", n, $7, $48 }'
+rm -f "$d"/randrw*
+# Seed 003: direct I/O reads (DAX serves O_DIRECT like any read).
+fio --name=dio --directory="$d" --direct=1 --ioengine=libaio --bs=4k \
+	--iodepth=64 --rw=read --size=256M --minimal --output-format=terse |
+	awk -F';' -v n="$fs-fio-dio-read" '{ printf "BENCH %s read_kibs=%s\n", n, $7 }'
+rm -f "$d"/dio*
+
+# Seed 002: MAP_SYNC write fault latency.
+for alloc in prealloc empty; do
+	for sync in nosync sync; do
+		for load in idle load; do
+			$b syncfault "$d" "$alloc" "$sync" "$load" \
+				"$fs-syncfault-$alloc-$sync-$load"
+		done
+	done
+done
+
+# write(2) on a file nobody maps (the entry-race fix must cost nothing).
+$b write "$d/bench" 64 "$fs-write-unmapped"
+
+# Read faults against an mmap/munmap loop, with the per-VMA lock counters.
+for t in 1 2; do
+	$b scale "$d/bench" 32 "$t" "$fs-scale-$t"
+done
+
+# The page cache as the reference: the same filesystem without DAX.
+umount "$d"
+mount -t "$fs" -o dax=never "$DAX_TEST_DEV" "$d"
+for order in seq rand; do
+	$b read "$d/bench" "$big" pte "$order" "$fs-pagecache-pte-$order-128m"
+done
+$b read "$d/bench" "$small" pte seq "$fs-pagecache-pte-seq-64k"
+umount "$d"
+
+# erofs (read-only, DAX) from the ext4 run only.
+if [ "$fs" = ext4 ]; then
+	mkdir -p /tmp/erofs-src "$d"
+	dd if=/dev/urandom of=/tmp/erofs-src/bench bs=1M count=128 2>/dev/null
+	dd if=/dev/urandom of=/tmp/erofs-src/small bs=1K count=64 2>/dev/null
+	mkfs.erofs -q "$DAX_SCRATCH_DEV" /tmp/erofs-src
+	rm -rf /tmp/erofs-src
+	mount -t erofs -o dax=always "$DAX_SCRATCH_DEV" "$d"
+	for order in seq rand; do
+		$b read "$d/bench" 0 pte "$order" "erofs-dax-pte-$order-128m"
+	done
+	$b read "$d/small" 0 pte seq "erofs-dax-pte-seq-64k"
+	umount "$d"
+fi

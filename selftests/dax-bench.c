@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dax-bench: the guest side of make bench. Each mode prints one line
+ * "BENCH <name> key=value ..." that scripts/bench-report.sh tabulates.
+ *
+ *   dax-bench read FILE KIB pte|pmd|populate seq|rand NAME
+ *	Create FILE (KIB KiB of data; KIB 0: use FILE as it is, e.g. on a
+ *	read-only filesystem), then read one word per page through
+ *	a mapping placed so that no PMD can be used (pte), PMD aligned
+ *	(pmd), or with MAP_POPULATE; twice, through two fresh mappings.
+ *	Reports minor faults, nanoseconds and the vma_lock_success and
+ *	vma_lock_retry counts of each pass.
+ *   dax-bench syncfault DIR prealloc|empty sync|nosync load|idle NAME
+ *	512 write faults on a fresh 2 MiB file, with or without MAP_SYNC,
+ *	optionally with a background writer: min/avg/max latency in us and
+ *	the histogram buckets of the MAP_SYNC thread (seed 002).
+ *   dax-bench write FILE MIB NAME
+ *	write(2) of MIB MiB in 4 KiB pieces to a file nobody maps, into
+ *	holes (after truncate) and over data: MiB/s.
+ *   dax-bench scale FILE MIB THREADS NAME
+ *	THREADS threads read-fault a shared mapping of FILE while another
+ *	thread mmaps and munmaps in a loop: faults per second, and the
+ *	vma_lock_* counters of /proc/vmstat.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x080000
+#endif
+
+#define PMD_SZ	(2UL << 20)
+#define PTE_COLOUR (64UL << 10)
+
+static size_t ps;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "dax-bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static long minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+static long vmstat(const char *name)
+{
+	char key[64];
+	long val, ret = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", key, &val) == 2)
+		if (!strcmp(key, name))
+			ret = val;
+	fclose(f);
+	return ret;
+}
+
+static int make_file(const char *path, size_t len)
+{
+	size_t chunk = 1UL << 20, off;
+	char *buf = malloc(chunk);
+	int fd;
+
+	if (!buf)
+		die("malloc");
+	memset(buf, 0x5a, chunk);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die(path);
+	for (off = 0; off < len; off += chunk)
+		if (pwrite(fd, buf, chunk, off) != (ssize_t)chunk)
+			die("pwrite");
+	if (fsync(fd))
+		die("fsync");
+	free(buf);
+	return fd;
+}
+
+/* Map at a PMD-aligned address, or PTE_COLOUR past one. */
+static char *map_at(int fd, size_t len, int prot, int flags, int pmd)
+{
+	char *res, *addr, *p;
+
+	res = mmap(NULL, len + 2 * PMD_SZ, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED)
+		die("mmap reserve");
+	addr = (char *)(((uintptr_t)res + PMD_SZ - 1) & ~(PMD_SZ - 1));
+	if (!pmd)
+		addr += PTE_COLOUR;
+	munmap(res, len + 2 * PMD_SZ);
+	p = mmap(addr, len, prot, flags | MAP_FIXED, fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	return p;
+}
+
+static int bench_read(char **argv)
+{
+	size_t len = strtoul(argv[1], NULL, 0) << 10, npages, i, j, t;
+	int pmd = !strcmp(argv[2], "pmd"), populate = !strcmp(argv[2], "populate");
+	int rnd = !strcmp(argv[3], "rand");
+	unsigned int seed = 42;
+	volatile char sink;
+	size_t *order;
+	int fd, pass;
+
+	if (len) {
+		fd = make_file(argv[0], len);
+	} else {
+		struct stat st;
+
+		fd = open(argv[0], O_RDONLY);
+		if (fd < 0 || fstat(fd, &st))
+			die(argv[0]);
+		len = st.st_size;
+	}
+	npages = len / ps;
+	order = malloc(npages * sizeof(*order));
+	if (!order)
+		die("malloc");
+	for (i = 0; i < npages; i++)
+		order[i] = i;
+	for (i = npages - 1; rnd && i > 0; i--) {
+		j = rand_r(&seed) % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	printf("BENCH %s pages=%zu", argv[4], npages);
+	for (pass = 1; pass <= 2; pass++) {
+		long s0 = vmstat("vma_lock_success"), r0 = vmstat("vma_lock_retry");
+		uint64_t t0 = now_ns();
+		long f0 = minflt();
+		char *p = map_at(fd, len, PROT_READ,
+				 MAP_SHARED | (populate ? MAP_POPULATE : 0), pmd);
+
+		for (i = 0; i < npages; i++)
+			sink = p[order[i] * ps];
+		printf(" faults%d=%ld ns%d=%llu", pass, minflt() - f0, pass,
+		       (unsigned long long)(now_ns() - t0));
+		printf(" vma_success%d=%ld vma_retry%d=%ld", pass,
+		       vmstat("vma_lock_success") - s0, pass,
+		       vmstat("vma_lock_retry") - r0);
+		munmap(p, len);
+	}
+	(void)sink;
+	printf("\n");
+	close(fd);
+	if (strtoul(argv[1], NULL, 0))
+		unlink(argv[0]);
+	free(order);
+	return 0;
+}
+
+static volatile int stop_load;
+
+static void *writer_load(void *arg)
+{
+	char path[4096], *buf = malloc(1 << 20);
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/load", (char *)arg);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || !buf)
+		die("load");
+	memset(buf, 1, 1 << 20);
+	while (!stop_load) {
+		if (pwrite(fd, buf, 1 << 20, 0) < 0)
+			break;
+		fsync(fd);
+	}
+	close(fd);
+	unlink(path);
+	free(buf);
+	return NULL;
+}
+
+static int bench_syncfault(char **argv)
+{
+	int prealloc = !strcmp(argv[1], "prealloc"), sync = !strcmp(argv[2], "sync");
+	int load = !strcmp(argv[3], "load"), n = 512, i, b;
+	uint64_t lat, min = ~0ULL, max = 0, sum = 0;
+	unsigned long buckets[16] = { 0 };
+	char path[4096], *p;
+	pthread_t th;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/syncfault", argv[0]);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || ftruncate(fd, n * ps))
+		die(path);
+	if (prealloc && fallocate(fd, 0, 0, n * ps))
+		die("fallocate");
+	if (prealloc) {
+		/* Written blocks, as the seed's "preallocated" file. */
+		char *buf = calloc(1, n * ps);
+
+		if (!buf || pwrite(fd, buf, n * ps, 0) != (ssize_t)(n * ps))
+			die("prealloc");
+		free(buf);
+	}
+	fsync(fd);
+	if (load && pthread_create(&th, NULL, writer_load, argv[0]))
+		die("pthread_create");
+	p = mmap(NULL, n * ps, PROT_READ | PROT_WRITE,
+		 sync ? MAP_SHARED_VALIDATE | MAP_SYNC : MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	for (i = 0; i < n; i++) {
+		uint64_t t0 = now_ns();
+
+		p[i * ps] = 1;
+		lat = (now_ns() - t0) / 1000;
+		min = lat < min ? lat : min;
+		max = lat > max ? lat : max;
+		sum += lat;
+		for (b = 0; b < 15 && (2ULL << b) <= lat; b++)
+			;
+		buckets[b]++;
+	}
+	stop_load = 1;
+	if (load)
+		pthread_join(th, NULL);
+	printf("BENCH %s min=%llu avg=%llu max=%llu", argv[4], (unsigned long long)min,
+	       (unsigned long long)(sum / n), (unsigned long long)max);
+	for (b = 0; b < 16; b++)
+		if (buckets[b])
+			printf(" us%lu-%lu=%lu", b ? 1UL << b : 0, (2UL << b) - 1, buckets[b]);
+	printf("\n");
+	munmap(p, n * ps);
+	close(fd);
+	unlink(path);
+	return 0;
+}
+
+static int bench_write(char **argv)
+{
+	size_t len = strtoul(argv[1], NULL, 0) << 20, off;
+	char *buf = malloc(ps);
+	int fd, pass;
+
+	if (!buf)
+		die("malloc");
+	memset(buf, 0xa5, ps);
+	fd = open(argv[0], O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die(argv[0]);
+	printf("BENCH %s", argv[2]);
+	for (pass = 0; pass < 2; pass++) {
+		uint64_t t0 = now_ns();
+
+		/* Pass 0 writes into holes (allocating), pass 1 over data. */
+		for (off = 0; off < len; off += ps)
+			if (pwrite(fd, buf, ps, off) != (ssize_t)ps)
+				die("pwrite");
+		printf(" %s_mibs=%.1f", pass ? "overwrite" : "allocate",
+		       (double)(len >> 20) * 1e9 / (now_ns() - t0));
+	}
+	printf("\n");
+	close(fd);
+	unlink(argv[0]);
+	free(buf);
+	return 0;
+}
+
+struct scale_arg {
+	char *map;
+	size_t len;
+	uint64_t deadline;
+	long faults;
+};
+
+static void *scale_reader(void *arg)
+{
+	struct scale_arg *a = arg;
+	volatile char sink;
+	size_t i;
+
+	while (now_ns() < a->deadline) {
+		for (i = 0; i < a->len; i += ps)
+			sink = a->map[i];
+		a->faults += a->len / ps;
+		madvise(a->map, a->len, MADV_DONTNEED);
+	}
+	(void)sink;
+	return NULL;
+}
+
+static void *scale_mmapper(void *arg)
+{
+	struct scale_arg *a = arg;
+	void *p;
+
+	while (now_ns() < a->deadline) {
+		p = mmap(NULL, 1 << 20, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED)
+			munmap(p, 1 << 20);
+	}
+	return NULL;
+}
+
+static int bench_scale(char **argv)
+{
+	size_t len = strtoul(argv[1], NULL, 0) << 20;
+	int nthreads = atoi(argv[2]), i, fd;
+	struct scale_arg a[8], m;
+	pthread_t th[8], mt;
+	long s0 = vmstat("vma_lock_success"), r0 = vmstat("vma_lock_retry");
+	long faults = 0;
+	char *map;
+
+	if (nthreads < 1 || nthreads > 8)
+		die("threads");
+	fd = make_file(argv[0], len);
+	map = map_at(fd, len, PROT_READ, MAP_SHARED, 0);
+	m.deadline = now_ns() + 5000000000ULL;
+	pthread_create(&mt, NULL, scale_mmapper, &m);
+	for (i = 0; i < nthreads; i++) {
+		a[i].map = map + i * (len / nthreads);
+		a[i].len = len / nthreads;
+		a[i].deadline = m.deadline;
+		a[i].faults = 0;
+		pthread_create(&th[i], NULL, scale_reader, &a[i]);
+	}
+	for (i = 0; i < nthreads; i++) {
+		pthread_join(th[i], NULL);
+		faults += a[i].faults;
+	}
+	pthread_join(mt, NULL);
+	printf("BENCH %s pages_per_s=%ld vma_lock_success=%ld vma_lock_retry=%ld\n",
+	       argv[3], faults / 5, vmstat("vma_lock_success") - s0,
+	       vmstat("vma_lock_retry") - r0);
+	munmap(map, len);
+	close(fd);
+	unlink(argv[0]);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	ps = sysconf(_SC_PAGESIZE);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 7 && !strcmp(argv[1], "read"))
+		return bench_read(argv + 2);
+	if (argc == 7 && !strcmp(argv[1], "syncfault"))
+		return bench_syncfault(argv + 2);
+	if (argc == 5 && !strcmp(argv[1], "write"))
+		return bench_write(argv + 2);
+	if (argc == 6 && !strcmp(argv[1], "scale"))
+		return bench_scale(argv + 2);
+	fprintf(stderr, "usage: see the comment at the top of dax-bench.c\n");
+	return 2;
+}
