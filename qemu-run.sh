@@ -27,14 +27,19 @@ USAGE
 fs=all profile=default kernel="" series=1 tests="" append="" mode=test timeout=1800 guestcmd=""
 while [ $# -gt 0 ]; do
 	case $1 in
-	--fs) fs=${2:?--fs needs an argument}; shift ;;
-	--config) profile=${2:?--config needs an argument}; shift ;;
-	--kernel) kernel=${2:?--kernel needs an argument}; shift ;;
+	--fs|--config|--kernel|--tests|--append|--timeout)
+		[ $# -ge 2 ] || die "$1 needs an argument"
+		case $1 in
+		--fs) fs=$2 ;;
+		--config) profile=$2 ;;
+		--kernel) kernel=$2 ;;
+		--tests) tests=$2 ;;
+		--append) append=$2 ;;
+		--timeout) timeout=$2 ;;
+		esac
+		shift ;;
 	--no-series) series=0 ;;
-	--tests) tests=${2:?--tests needs an argument}; shift ;;
-	--append) append=${2:?--append needs an argument}; shift ;;
 	--shell) mode=shell ;;
-	--timeout) timeout=${2:?--timeout needs an argument}; shift ;;
 	-h|--help) usage; exit 0 ;;
 	--) shift; mode=cmd guestcmd="$*"; break ;;
 	*) usage >&2; die "unknown option '$1'" ;;

@@ -10,15 +10,15 @@ set -uo pipefail
 # The checks, in order: the one list of them.
 checks=(
 	shellcheck        # every harness script passes shellcheck
-	bad-input         # the harness's own tests: bad input fails cleanly
 	series-files      # series and patches/ agree; patches/ is what regen gives
 	series-applies    # the series applies to the pinned base with git am
 	checkpatch        # checkpatch.pl --strict: no errors, no warnings
+	kernel-doc        # kernel-doc -none -Wall on touched C files: nothing new
+	kernel-build      # bzImage of the default profile, at the tip
 	bisect-build      # every patch builds (W=1, touched objects) in order
 	sparse            # sparse (C=2) on touched objects: nothing new vs base
-	kernel-doc        # kernel-doc -none -Wall on touched C files: nothing new
 	selftests-build   # make -C tools/testing/selftests TARGETS=dax
-	kernel-build      # bzImage of the default profile
+	bad-input         # the harness's own tests: bad input fails cleanly
 	guest-ext4        # dax kselftests in QEMU on ext4, lockdep, clean log
 	guest-xfs         # dax kselftests in QEMU on xfs, lockdep, clean log
 	crash-ext4        # MAP_SYNC crash cycles on ext4
@@ -27,6 +27,7 @@ checks=(
 )
 
 src=
+branch=
 profile=default
 obj=$BUILD/obj-$profile
 kernel=$obj/arch/x86/boot/bzImage
@@ -65,7 +66,12 @@ check_series-files() {
 ensure_tree() {
 	[ -n "$src" ] && return 0
 	src=$("$TOP/scripts/apply-series.sh") || return 1
-	base=$(git -C "$src" rev-parse "$BASE_TAG^{commit}")
+	branch=$(git -C "$src" symbolic-ref --short HEAD)
+	if [ -n "${KERNEL_SRC:-}" ]; then
+		base=$(git -C "$KERNEL_SRC" rev-parse "${KERNEL_BASE:-HEAD}^{commit}")
+	else
+		base=$(git -C "$src" rev-parse "$BASE_TAG^{commit}")
+	fi
 }
 
 check_series-applies() {
@@ -102,39 +108,52 @@ touched_objects() {
 	done | sort -u
 }
 
-touches_headers() {
-	git -C "$src" diff --name-only "$@" -- '*.h' ':!tools' | grep -q .
+# Objects of the C files that COMMITS change.
+changed_objects() {
+	local f
+	for f in $(git -C "$src" diff --name-only "$@" -- '*.c' ':!tools'); do
+		[ -f "$obj/${f%.c}.o" ] && echo "${f%.c}.o"
+	done
 }
 
+# build_objects SRC OBJ [MAKE ARGS] OBJECTS...
 build_objects() {
-	local objs=("$@")
-	[ ${#objs[@]} -gt 0 ] || return 0
-	kmake "$src" "$obj" -s "${objs[@]}"
+	local tree=$1 out=$2
+	shift 2
+	[ $# -gt 0 ] || return 0
+	kmake "$tree" "$out" -s "$@"
+}
+
+# Builds at other commits than the tip happen in a worktree and build
+# directory of their own, so that the tip's build stays up to date.
+bwt=$BUILD/bisect
+bobj=$BUILD/obj-bisect
+bisect_tree() {
+	if [ ! -d "$bwt" ]; then
+		git -C "$src" worktree prune
+		git -C "$src" worktree add -q --detach "$bwt" HEAD || return 1
+	fi
+	"$TOP/scripts/configure-kernel.sh" "$bwt" "$bobj" "$profile"
 }
 
 check_bisect-build() {
 	local c rc=0 objs
 	ensure_tree || return 1
-	[ -f "$obj/.config" ] || "$TOP/scripts/configure-kernel.sh" "$src" "$obj" "$profile" || return 1
 	[ -f "$kernel" ] || check_kernel-build || return 1
-	for c in $(git -C "$src" rev-list --reverse "$base..HEAD"); do
-		git -C "$src" checkout -q --detach "$c" || return 1
-		echo "== $(git -C "$src" log -1 --format='%h %s' "$c")"
+	bisect_tree || return 1
+	for c in $(git -C "$src" rev-list --reverse "$base..$branch"); do
+		git -C "$bwt" checkout -q --detach "$c" || return 1
+		echo "== $(git -C "$bwt" log -1 --format='%h %s' "$c")"
 		mapfile -t objs < <(touched_objects "$c^" "$c")
-		if ! build_objects W=1 "${objs[@]}"; then
-			rc=1
-		elif touches_headers "$c^" "$c" && ! kmake "$src" "$obj" -s bzImage; then
-			rc=1
-		fi
-		if git -C "$src" diff --name-only "$c^" "$c" | grep -q '^tools/testing/selftests/dax/' &&
-		   ! make -s -C "$src/tools/testing/selftests" O="$obj/kselftest-bisect" \
-			KHDR_INCLUDES="-isystem $obj/usr/include" TARGETS=dax >/dev/null; then
-			rc=1
+		build_objects "$bwt" "$bobj" W=1 "${objs[@]}" || rc=1
+		if git -C "$bwt" diff --name-only "$c^" "$c" | grep -q '^tools/testing/selftests/dax/'; then
+			kmake "$bwt" "$bobj" -s headers &&
+				make -s -C "$bwt/tools/testing/selftests" O="$bobj/kselftest" \
+				KHDR_INCLUDES="-isystem $bobj/usr/include" TARGETS=dax >/dev/null ||
+				rc=1
 		fi
 		[ "$rc" = 0 ] || { echo "build fails at $c"; break; }
 	done
-	git -C "$src" checkout -q "$(git -C "$src" symbolic-ref -q --short HEAD 2>/dev/null || echo dax-series)" 2>/dev/null ||
-		git -C "$src" checkout -q dax-series
 	return "$rc"
 }
 
@@ -146,19 +165,19 @@ normalize_warnings() {
 
 sparse_at() {
 	local rev=$1; shift
-	git -C "$src" checkout -q --detach "$rev" || return 1
-	kmake "$src" "$obj" C=2 "$@" 2>&1 >/dev/null | normalize_warnings
+	git -C "$bwt" checkout -q --detach "$rev" || return 1
+	kmake "$bwt" "$bobj" C=2 "$@" 2>&1 >/dev/null | normalize_warnings
 }
 
 check_sparse() {
 	local objs before after rc=0
 	ensure_tree || return 1
 	[ -f "$kernel" ] || check_kernel-build || return 1
-	mapfile -t objs < <(touched_objects "$base" HEAD)
+	bisect_tree || return 1
+	mapfile -t objs < <(changed_objects "$base" "$branch")
 	[ ${#objs[@]} -gt 0 ] || { echo "no kernel objects touched"; return 0; }
-	after=$(sparse_at dax-series "${objs[@]}") || rc=1
+	after=$(sparse_at "$branch" "${objs[@]}") || rc=1
 	before=$(sparse_at "$base" "${objs[@]}") || rc=1
-	git -C "$src" checkout -q dax-series
 	echo "sparse on ${#objs[@]} objects: $(echo "$after" | grep -c . ) warnings with the series, $(echo "$before" | grep -c .) at base"
 	if comm -13 <(echo "$before") <(echo "$after") | grep .; then
 		echo "new sparse warnings (above)"

@@ -60,7 +60,11 @@ series_hash() {
 
 # make in kernel tree SRC, out of tree in OBJ, through ccache when it is
 # installed: make check builds the same objects at several commits.
-export CCACHE_DIR=${CCACHE_DIR:-$BUILD/ccache}
+# The cache lives outside the clone, so that a fresh clone on the same
+# machine (CI) reuses it.
+export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dax-series-ccache}
+# Paths below the clone hash as relative ones: clones share the cache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$TOP}
 kmake() {
 	local src=$1 obj=$2 cc=gcc
 	shift 2

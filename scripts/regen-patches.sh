@@ -9,12 +9,13 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 tree=${1:-$BUILD/series}
+[ -z "${KERNEL_SRC:-}" ] || [ $# -ge 1 ] || tree=$BUILD/series-user
 outdir=${2:-$TOP/patches}
 seriesfile=$TOP/series
 [ $# -ge 2 ] && seriesfile=$outdir/series
 git -C "$tree" rev-parse --git-dir >/dev/null 2>&1 || die "$tree is not a git tree"
 if [ -n "${KERNEL_SRC:-}" ]; then
-	base=$(git -C "$tree" rev-parse --verify "${KERNEL_BASE:-HEAD}^{commit}")
+	base=$(git -C "$KERNEL_SRC" rev-parse --verify "${KERNEL_BASE:-HEAD}^{commit}")
 else
 	base=$(git -C "$tree" rev-parse --verify "$BASE_TAG^{commit}")
 fi

@@ -57,7 +57,10 @@ if [ -d "$BUILD/linux/.git" ]; then
 	(cd "$TOP" && git ls-files -z | xargs -0 cp --parents -t "$tmp/repo")
 	ln -s "$BUILD/linux" "$tmp/repo/build/linux"
 	last=$(series_patches | tail -n 1)
-	sed -i '0,/^ [^ ]/s/^ \([^ ]\)/ CORRUPTED \1/' "$tmp/repo/patches/$last"
+	# The first context line of the first hunk.
+	awk '!done && hunk && /^ / { $0 = " CORRUPTED" substr($0, 2); done = 1 }
+	     /^@@/ { hunk = 1 } { print }' "$tmp/repo/patches/$last" >"$tmp/corrupt"
+	cp "$tmp/corrupt" "$tmp/repo/patches/$last"
 	expect 2 "patches/$last does not apply" "a patch that does not apply" -- \
 		env -u BUILD_DIR "$tmp/repo/qemu-run.sh" --kernel "$kernel" -- true
 	n=$((n + 1))
