@@ -29,7 +29,9 @@ branch=$(git -C "$tree" symbolic-ref -q --short HEAD) ||
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # format-patch takes the cover letter from the branch description.
-git -C "$tree" -c "branch.$branch.description=$(cat "$TOP/Documentation/cover-letter.txt")" \
+# A fixed abbreviation keeps the index lines the same in every tree.
+git -C "$tree" -c core.abbrev=12 \
+	-c "branch.$branch.description=$(cat "$TOP/Documentation/cover-letter.txt")" \
 	format-patch -q --cover-letter --cover-from-description=subject \
 	--base="$base" --no-signature -o "$tmp" "$base..HEAD" \
 	--subject-prefix=PATCH
