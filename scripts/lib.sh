@@ -62,7 +62,7 @@ series_hash() {
 # installed: make check builds the same objects at several commits.
 # The cache lives outside the clone, so that a fresh clone on the same
 # machine (CI) reuses it.
-export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dax-series-ccache}
+export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/dax-series-ccache}
 # Paths below the clone hash as relative ones: clones share the cache.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$TOP}
 kmake() {
