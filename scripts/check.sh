@@ -122,12 +122,12 @@ changed_objects() {
 	done
 }
 
-# build_objects SRC OBJ [MAKE ARGS] OBJECTS...
+# build_objects SRC OBJ OBJECTS...: with W=1; nothing if no OBJECTS.
 build_objects() {
 	local tree=$1 out=$2
 	shift 2
 	[ $# -gt 0 ] || return 0
-	kmake "$tree" "$out" -s "$@"
+	kmake "$tree" "$out" -s W=1 "$@"
 }
 
 # Builds at other commits than the tip happen in a worktree and build
@@ -151,7 +151,7 @@ check_bisect-build() {
 		git -C "$bwt" checkout -q --detach "$c" || return 1
 		echo "== $(git -C "$bwt" log -1 --format='%h %s' "$c")"
 		mapfile -t objs < <(touched_objects "$c^" "$c")
-		build_objects "$bwt" "$bobj" W=1 "${objs[@]}" || rc=1
+		build_objects "$bwt" "$bobj" "${objs[@]}" || rc=1
 		if git -C "$bwt" diff --name-only "$c^" "$c" | grep -q '^tools/testing/selftests/dax/'; then
 			kmake "$bwt" "$bobj" -s headers &&
 				make -s -C "$bwt/tools/testing/selftests" O="$bobj/kselftest" \
