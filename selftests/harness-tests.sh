@@ -55,7 +55,8 @@ fi
 if [ -d "$BUILD/linux/.git" ]; then
 	mkdir "$tmp/repo" "$tmp/repo/build"
 	(cd "$TOP" && git ls-files -z | xargs -0 cp --parents -t "$tmp/repo")
-	ln -s "$BUILD/linux" "$tmp/repo/build/linux"
+	# A repository of its own (objects shared): its branches are not ours.
+	git clone -q --shared --no-checkout "$BUILD/linux" "$tmp/repo/build/linux"
 	last=$(series_patches | tail -n 1)
 	# The first context line of the first hunk.
 	awk '!done && hunk && /^ / { $0 = " CORRUPTED" substr($0, 2); done = 1 }
@@ -73,8 +74,7 @@ if [ -d "$BUILD/linux/.git" ]; then
 		echo "not ok $n - failed git am left state behind in $wt"
 		failed=$((failed + 1))
 	fi
-	git -C "$BUILD/linux" worktree remove --force "$wt" 2>/dev/null
-	git -C "$BUILD/linux" worktree prune
+	git -C "$tmp/repo/build/linux" worktree remove --force "$wt" 2>/dev/null
 fi
 
 echo "# harness bad-input tests: $((n - failed)) passed, $failed failed"
