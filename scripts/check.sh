@@ -55,8 +55,10 @@ check_series-files() {
 	ensure_tree || return 1
 	tmp=$(mktemp -d)
 	"$TOP/scripts/regen-patches.sh" "$src" "$tmp" || { rm -rf "$tmp"; return 1; }
-	# Commit ids and the cover letter's date differ between trees.
-	diff -ru -I '^From [0-9a-f]\{40\} ' -I '^Date: ' "$TOP/patches" "$tmp" --exclude=series &&
+	# Commit ids (the base's too) and the cover letter's date differ
+	# between trees; everything else must be identical.
+	diff -ru -I '^From [0-9a-f]\{40\} ' -I '^Date: ' -I '^base-commit: ' \
+		"$TOP/patches" "$tmp" --exclude=series &&
 		diff -u "$TOP/series" "$tmp/series" || rc=1
 	rm -rf "$tmp"
 	[ "$rc" = 0 ] || echo "patches/ differs from what scripts/regen-patches.sh makes (see diff above)"

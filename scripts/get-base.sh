@@ -59,7 +59,9 @@ dpkg-deb --fsys-tarfile "$deb" | tar -xO "./$BASE_TARBALL" |
 sed -i '/^# Debian/,$d' "$tmp/.gitignore"
 git -C "$tmp" init -q -b base
 git -C "$tmp" add -A
-git -C "$tmp" -c user.name="dax harness" -c user.email=harness@localhost \
+# A fixed identity and date: the same package gives the same base commit.
+GIT_AUTHOR_DATE="2026-01-01T00:00:00Z" GIT_COMMITTER_DATE="2026-01-01T00:00:00Z" \
+	git -C "$tmp" -c user.name="dax harness" -c user.email=harness@localhost \
 	commit -q -m "Linux $BASE_VERSION ($BASE_PKG from Debian $BASE_SUITE)"
 git -C "$tmp" tag "$BASE_TAG"
 rm -rf "$tree"
