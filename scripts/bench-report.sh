@@ -198,7 +198,9 @@ cat <<HEAD
 
 ## Plots
 
-MAP_POPULATE takes no faults, so it has no bar on the log scale.
+MAP_POPULATE rows count the faults of the reads only (none: mmap() faulted
+the pages in, and its time is in the read time), so they have no bar on
+the log scale.
 
 ![faults per MiB read](results-faults.png)
 ![first read time](results-time.png)

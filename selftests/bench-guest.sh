@@ -19,13 +19,13 @@ $b read "$d/bench" "$big" pmd seq "$fs-dax-pmd-seq-128m"
 $b read "$d/bench" "$big" populate seq "$fs-dax-populate-seq-128m"
 
 # Seed 001: fio mmap randrw on the DAX filesystem (PMD-capable mapping).
-fio --name=randrw --directory="$d" --ioengine=mmap --rw=randrw --bs=4k \
+fio --name=randrw --thread --directory="$d" --ioengine=mmap --rw=randrw --bs=4k \
 	--size=256M --runtime=20 --time_based --minimal --output-format=terse |
 	awk -F';' -v n="$fs-fio-mmap-randrw" \
 	'{ printf "BENCH %s read_kibs=%s write_kibs=%s\n", n, $7, $48 }'
 rm -f "$d"/randrw*
 # Seed 003: direct I/O reads (DAX serves O_DIRECT like any read).
-fio --name=dio --directory="$d" --direct=1 --ioengine=libaio --bs=4k \
+fio --name=dio --thread --directory="$d" --direct=1 --ioengine=libaio --bs=4k \
 	--iodepth=64 --rw=read --size=256M --minimal --output-format=terse |
 	awk -F';' -v n="$fs-fio-dio-read" '{ printf "BENCH %s read_kibs=%s\n", n, $7 }'
 rm -f "$d"/dio*
@@ -62,7 +62,7 @@ if [ "$fs" = ext4 ]; then
 	mkdir -p /tmp/erofs-src "$d"
 	dd if=/dev/urandom of=/tmp/erofs-src/bench bs=1M count=128 2>/dev/null
 	dd if=/dev/urandom of=/tmp/erofs-src/small bs=1K count=64 2>/dev/null
-	mkfs.erofs -q "$DAX_SCRATCH_DEV" /tmp/erofs-src
+	mkfs.erofs "$DAX_SCRATCH_DEV" /tmp/erofs-src >/dev/null
 	rm -rf /tmp/erofs-src
 	mount -t erofs -o dax=always "$DAX_SCRATCH_DEV" "$d"
 	for order in seq rand; do
