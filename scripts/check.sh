@@ -14,6 +14,7 @@ checks=(
 	series-applies    # the series applies to the pinned base with git am
 	checkpatch        # checkpatch.pl --strict: no errors, no warnings
 	kernel-doc        # kernel-doc -none -Wall on touched C files: nothing new
+	kernel-configs    # every profile in kernel-config/ configures, nothing dropped
 	kernel-build      # bzImage of the default profile, at the tip
 	bisect-build      # every patch builds (W=1, touched objects) in order
 	sparse            # sparse (C=2) on touched objects: nothing new vs base
@@ -37,6 +38,21 @@ check_shellcheck() {
 	local files
 	mapfile -t files < <(cd "$TOP" && { ls qemu-run.sh scripts/*.sh .ci/run selftests/*.sh selftests/init; } 2>/dev/null)
 	(cd "$TOP" && shellcheck -x "${files[@]}")
+}
+
+# Every profile, not only the one built below: a profile nobody builds
+# would otherwise rot unnoticed (kasan did, on SLUB_TINY).
+check_kernel-configs() {
+	local f p rc=0 tmp
+	ensure_tree || return 1
+	tmp=$(mktemp -d)
+	for f in "$TOP"/kernel-config/*.config; do
+		p=$(basename "$f" .config)
+		[ "$p" = base ] && continue
+		"$TOP/scripts/configure-kernel.sh" "$src" "$tmp/$p" "$p" || rc=1
+	done
+	rm -rf "$tmp"
+	return "$rc"
 }
 
 check_bad-input() { "$TOP/selftests/harness-tests.sh"; }
