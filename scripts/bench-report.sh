@@ -219,6 +219,7 @@ set style histogram clustered gap 1
 set style fill solid border -1
 set xtics rotate by -35
 set key outside top center horizontal
+set rmargin 10
 set datafile separator "\t"
 set output "$doc/results-faults.png"
 set title "Faults per MiB read, first read (log scale; QEMU/TCG guest)"
