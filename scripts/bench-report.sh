@@ -26,6 +26,25 @@ ratio() {
 }
 ms() { awk -v n="$1" 'BEGIN { if (n == "-") print "-"; else printf "%.1f\n", n / 1e6 }'; }
 
+# read_row LABEL CASE PLOTNAME RATIOS: the table 1 row of BENCH case CASE
+# (skipped when v7.3 has no such case), and its first-read faults and time
+# for the plots. RATIOS=no prints "-" for the ratios: the page cache rows
+# run the same code on both kernels.
+read_row() {
+	local n=$2 bf1 bf2 sf1 sf2 bt1 bt2 st1 st2 fr=- tr=-
+	bf1=$(val "$basef" "$n" faults1) bf2=$(val "$basef" "$n" faults2)
+	[ "$bf1" != - ] || return 0
+	sf1=$(val "$seriesf" "$n" faults1) sf2=$(val "$seriesf" "$n" faults2)
+	bt1=$(val "$basef" "$n" ns1) bt2=$(val "$basef" "$n" ns2)
+	st1=$(val "$seriesf" "$n" ns1) st2=$(val "$seriesf" "$n" ns2)
+	if [ "$4" = yes ]; then
+		fr="$(ratio "$bf1" "$sf1") / $(ratio "$bf2" "$sf2")"
+		tr="$(ratio "$bt1" "$st1") / $(ratio "$bt2" "$st2")"
+	fi
+	echo "| ${n%%-*} | $1 | $bf1 / $bf2 | $sf1 / $sf2 | $fr | $(ms "$bt1") / $(ms "$bt2") | $(ms "$st1") / $(ms "$st2") | $tr |"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$3" "$bf1" "$sf1" "$(ms "$bt1")" "$(ms "$st1")" >>"$tmp/faults.dat"
+}
+
 md=$doc/results.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -62,22 +81,10 @@ PMD and MAP_POPULATE rows are the limits.
 HEAD
 for fs in ext4 xfs erofs; do
 	for c in pte-seq-128m pte-rand-128m pte-seq-64k pmd-seq-128m populate-seq-128m; do
-		n=$fs-dax-$c
-		[ "$(val "$basef" "$n" faults1)" != - ] || continue
-		bf1=$(val "$basef" "$n" faults1) bf2=$(val "$basef" "$n" faults2)
-		sf1=$(val "$seriesf" "$n" faults1) sf2=$(val "$seriesf" "$n" faults2)
-		bt1=$(val "$basef" "$n" ns1) bt2=$(val "$basef" "$n" ns2)
-		st1=$(val "$seriesf" "$n" ns1) st2=$(val "$seriesf" "$n" ns2)
-		echo "| $fs | dax $c | $bf1 / $bf2 | $sf1 / $sf2 | $(ratio "$bf1" "$sf1") / $(ratio "$bf2" "$sf2") | $(ms "$bt1") / $(ms "$bt2") | $(ms "$st1") / $(ms "$st2") | $(ratio "$bt1" "$st1") / $(ratio "$bt2" "$st2") |"
-		printf '%s\t%s\t%s\t%s\t%s\n' "$fs-$c" "$bf1" "$sf1" "$(ms "$bt1")" "$(ms "$st1")" >>"$tmp/faults.dat"
+		read_row "dax $c" "$fs-dax-$c" "$fs-$c" yes
 	done
 	for c in pte-seq-128m pte-rand-128m pte-seq-64k; do
-		n=$fs-pagecache-$c
-		[ "$(val "$seriesf" "$n" faults1)" != - ] || continue
-		printf '%s\t%s\t%s\t%s\t%s\n' "$fs-pagecache-$c" "$(val "$basef" "$n" faults1)" \
-			"$(val "$seriesf" "$n" faults1)" "$(ms "$(val "$basef" "$n" ns1)")" \
-			"$(ms "$(val "$seriesf" "$n" ns1)")" >>"$tmp/faults.dat"
-		echo "| $fs | page cache $c | $(val "$basef" "$n" faults1) / $(val "$basef" "$n" faults2) | $(val "$seriesf" "$n" faults1) / $(val "$seriesf" "$n" faults2) | - | $(ms "$(val "$basef" "$n" ns1)") / $(ms "$(val "$basef" "$n" ns2)") | $(ms "$(val "$seriesf" "$n" ns1)") / $(ms "$(val "$seriesf" "$n" ns2)") | - |"
+		read_row "page cache $c" "$fs-pagecache-$c" "$fs-pagecache-$c" no
 	done
 done
 
