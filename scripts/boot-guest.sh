@@ -5,7 +5,8 @@
 # which the crash tests use to boot again on what the last guest left).
 # MODE and the HARNESS_* variables go to the guest's init (selftests/init).
 # The kernel log goes to LOGDIR/console.log, the guest's results to
-# LOGDIR/results.log (also streamed to stdout unless MODE is shell).
+# LOGDIR/results.log (also streamed to stdout unless MODE is shell), the
+# guest's instructions to LOGDIR/harness.env (verdict.sh reads them).
 # Environment: ACCEL (kvm|tcg, default: detect), QEMU_TIMEOUT (s),
 # APPEND (extra kernel arguments).
 set -euo pipefail
@@ -35,6 +36,7 @@ trap 'rm -rf "$envdir"' EXIT
 	printf 'HARNESS_TESTS=%q\n' "${HARNESS_TESTS:-}"
 	printf 'HARNESS_CMD=%q\n' "${HARNESS_CMD:-}"
 } >"$envdir/harness.env"
+cp "$envdir/harness.env" "$logdir/harness.env"
 (cd "$envdir" && echo harness.env | cpio -o -H newc --quiet) >"$envdir/env.cpio"
 cat "$initramfs" "$envdir/env.cpio" >"$logdir/initramfs.cpio"
 

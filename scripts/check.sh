@@ -10,6 +10,7 @@ set -uo pipefail
 # The checks, in order: the one list of them.
 checks=(
 	shellcheck        # every harness script passes shellcheck
+	verdict           # verdict.sh judges prepared guest logs right
 	series-files      # series and patches/ agree; patches/ is what regen gives
 	series-applies    # the series applies to the pinned base with git am
 	checkpatch        # checkpatch.pl --strict: no errors, no warnings
@@ -56,6 +57,7 @@ check_kernel-configs() {
 }
 
 check_bad-input() { "$TOP/selftests/harness-tests.sh"; }
+check_verdict() { "$TOP/selftests/verdict-tests.sh"; }
 
 check_series-files() {
 	local tmp rc=0 p
