@@ -84,6 +84,15 @@ else
 	"$TOP/scripts/configure-kernel.sh" "$src" "$obj" "$profile"
 fi
 "$TOP/scripts/build-selftests.sh" "$src" "$obj" "$BUILD/kselftest-install"
+if [ -n "$tests" ]; then
+	have=$(sed -n 's/^dax://p' "$BUILD/kselftest-install/kselftest-list.txt" | tr '\n' ' ')
+	match=
+	for t in $have; do
+		# shellcheck disable=SC2254
+		case $t in $tests) match=$t ;; esac
+	done
+	[ -n "$match" ] || die "--tests '$tests' matches no dax kselftest (have: ${have% })"
+fi
 "$TOP/scripts/mkinitramfs.sh" "$BUILD/initramfs.cpio" "$BUILD/kselftest-install"
 
 logdir=$BUILD/logs/$(date +%Y%m%d-%H%M%S)-$$
