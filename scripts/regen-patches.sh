@@ -34,7 +34,7 @@ git -C "$tree" -c core.abbrev=12 \
 	-c "branch.$branch.description=$(cat "$TOP/Documentation/cover-letter.txt")" \
 	format-patch -q --cover-letter --cover-from-description=subject \
 	--base="$base" --no-signature -o "$tmp" "$base..HEAD" \
-	--subject-prefix=PATCH
+	--subject-prefix="PATCH v2"
 mkdir -p "$outdir"
 rm -f "$outdir"/*.patch
 cp "$tmp"/*.patch "$outdir/"
