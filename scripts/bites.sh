@@ -1,0 +1,60 @@
+#!/bin/bash
+# make bites: show that each dax kselftest fails on the bug it is written
+# for. Boots plain v7.3 (the pinned base, built like make bench does) and
+# the series, once per filesystem and program of selftests/bites-expected,
+# and checks that every listed case fails on v7.3 and passes with the
+# series. Prints a table; exit 0 only if every test bites. Guest logs go
+# to build/bites/.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+list=$TOP/selftests/bites-expected
+src=$("$TOP/scripts/apply-series.sh") || exit "$EX_SETUP"
+base=$("$TOP/scripts/get-base.sh") || exit "$EX_SETUP"
+"$TOP/scripts/build-kernel.sh" "$base" "$BUILD/obj-default-base" default || exit "$EX_SETUP"
+"$TOP/scripts/build-kernel.sh" "$src" "$BUILD/obj-default" default || exit "$EX_SETUP"
+out=$BUILD/bites
+rm -rf "$out"
+mkdir -p "$out"
+
+# The verdict's per-case lines ("  FS PROGRAM CASE: RESULT") of one boot.
+run_prog() {
+	local kernel=$1 fs=$2 prog=$3 log=$4
+	"$TOP/qemu-run.sh" --kernel "$kernel" --fs "$fs" --tests "$prog" \
+		--timeout 1200 >"$log" 2>&1
+	return 0
+}
+
+# failed LOG FS PROGRAM GLOB: does a case matching GLOB fail in LOG?
+failed() {
+	local c
+	while read -r c; do
+		# shellcheck disable=SC2254
+		case $c in $4) return 0 ;; esac
+	done < <(sed -n "s/^  $2 $3 \\([^ ]*\\): FAIL.*/\\1/p" "$1")
+	return 1
+}
+
+bites=0 bad=0
+printf '%-5s %-22s %-40s %-9s %-9s %s\n' FS PROGRAM CASES v7.3 series WHY
+while read -r fs prog glob why; do
+	case $fs in ''|'#'*) continue ;; esac
+	for k in base series; do
+		obj=$BUILD/obj-default
+		[ "$k" = base ] && obj=$BUILD/obj-default-base
+		log=$out/$k-$fs-$prog.log
+		[ -f "$log" ] || run_prog "$obj/arch/x86/boot/bzImage" "$fs" "$prog" "$log"
+	done
+	b=passes s=passes
+	failed "$out/base-$fs-$prog.log" "$fs" "$prog" "$glob" && b=FAILS
+	failed "$out/series-$fs-$prog.log" "$fs" "$prog" "$glob" && s=FAILS
+	grep -q '^VERDICT.*: PASS' "$out/series-$fs-$prog.log" || s=FAILS
+	if [ "$b" = FAILS ] && [ "$s" = passes ]; then
+		bites=$((bites + 1))
+	else
+		bad=$((bad + 1))
+	fi
+	printf '%-5s %-22s %-40s %-9s %-9s %s\n' "$fs" "$prog" "$glob" "$b" "$s" "$why"
+done <"$list"
+echo "$bites of $((bites + bad)) tests bite (fail on v7.3, pass with the series)"
+[ "$bad" = 0 ]
