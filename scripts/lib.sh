@@ -45,6 +45,21 @@ run_logged() {
 	fi
 }
 
+# One TAP line for a harness test: ok when exit status RC is WANT and
+# FILE has a line matching PATTERN (shown), else not ok with FILE's last
+# lines. Counts in the caller's n and failed.
+tap_check() {
+	local desc=$1 rc=$2 want=$3 pattern=$4 file=$5
+	n=$((n + 1))
+	if [ "$rc" = "$want" ] && grep -q -- "$pattern" "$file"; then
+		echo "ok $n - $desc: exit $rc, $(grep -- "$pattern" "$file" | head -n 1)"
+	else
+		echo "not ok $n - $desc: exit $rc (want $want and '$pattern'):"
+		sed 's/^/#   /' "$file" | tail -n 20
+		failed=$((failed + 1))
+	fi
+}
+
 # The patch files named in ./series, in order, one per line.
 series_patches() {
 	sed 's/#.*//; /^[[:space:]]*$/d' "$TOP/series"

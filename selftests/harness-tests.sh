@@ -10,19 +10,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0 failed=0
 
-# expect CODE PATTERN DESCRIPTION -- COMMAND...
+# expect CODE PATTERN DESCRIPTION -- COMMAND...: COMMAND exits CODE and
+# says PATTERN on stderr.
 expect() {
 	local code=$1 pattern=$2 desc=$3 rc=0
 	shift 4
-	n=$((n + 1))
 	"$@" >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
-	if [ "$rc" = "$code" ] && grep -q -- "$pattern" "$tmp/err"; then
-		echo "ok $n - $desc: exit $rc, $(grep -- "$pattern" "$tmp/err" | head -n 1)"
-	else
-		echo "not ok $n - $desc: exit $rc (want $code), stderr:"
-		sed 's/^/#   /' "$tmp/err" | tail -n 15
-		failed=$((failed + 1))
-	fi
+	tap_check "$desc" "$rc" "$code" "$pattern" "$tmp/err"
 }
 
 run=$TOP/qemu-run.sh

@@ -46,19 +46,12 @@ HARNESS: DONE 0'
 console='' results='' mode=test tests=''
 judge() {
 	local name=$1 want=$2 pattern=$3 d=$tmp/$1 rc=0
-	n=$((n + 1))
 	mkdir -p "$d"
 	printf '%s\n' "$console" | sed 's/$/\r/' >"$d/console.log"
 	printf '%s\n' "$results" | sed 's/$/\r/' >"$d/results.log"
 	printf 'HARNESS_MODE=%s\nHARNESS_FS=ext4\nHARNESS_TESTS=%s\n' "$mode" "$tests" >"$d/harness.env"
 	"$TOP/scripts/verdict.sh" "$d" ext4 >"$d/out" 2>&1 || rc=$?
-	if [ "$rc" = "$want" ] && grep -q -- "$pattern" "$d/out"; then
-		echo "ok $n - $name: exit $rc, $(grep -- "$pattern" "$d/out" | head -n 1)"
-	else
-		echo "not ok $n - $name: exit $rc (want $want and '$pattern'):"
-		sed 's/^/#   /' "$d/out" | tail -n 20
-		failed=$((failed + 1))
-	fi
+	tap_check "$name" "$rc" "$want" "$pattern" "$d/out"
 }
 
 console=$clean_console results=$clean_results
