@@ -1,7 +1,9 @@
 #!/bin/bash
 # Usage: configure-kernel.sh SRC OBJ PROFILE
-# tinyconfig + the fragments of PROFILE (kernel-config/), merged with the
-# kernel's merge_config.sh, then olddefconfig. Fails, listing them, if any
+# tinyconfig + the fragments of PROFILE (kernel-config/) + the dax
+# kselftests' own config fragment from the tree with the series (the same
+# for every SRC, so that base, series and bisect builds share one config),
+# merged with the kernel's merge_config.sh, then olddefconfig. Fails, listing them, if any
 # requested option did not survive. Skips the work when OBJ/.config was
 # made from the same fragments.
 set -euo pipefail
@@ -11,7 +13,10 @@ set -euo pipefail
 src=$(cd "$1" && pwd) obj=$2 profile=$3
 mkdir -p "$obj"
 obj=$(cd "$obj" && pwd)
-frags=("$TOP/kernel-config/base.config" "$TOP/kernel-config/default.config")
+series=$("$TOP/scripts/apply-series.sh") || exit "$EX_SETUP"
+kselftest_frag=$series/tools/testing/selftests/dax/config
+[ -f "$kselftest_frag" ] || die "$kselftest_frag is missing"
+frags=("$TOP/kernel-config/base.config" "$TOP/kernel-config/default.config" "$kselftest_frag")
 case $profile in
 default) ;;
 *)
