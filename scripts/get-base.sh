@@ -13,25 +13,10 @@ if git -C "$tree" rev-parse -q --verify "refs/tags/$BASE_TAG" >/dev/null 2>&1; t
 fi
 need_tools apt-get sha256sum dpkg-deb tar xz git
 
-# The Debian mirror this machine already uses, unless told otherwise.
-mirror=${DEBIAN_MIRROR:-}
-if [ -z "$mirror" ]; then
-	mirror=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\/debian\)\/*$/\1/p' \
-		/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
-	[ -n "$mirror" ] || mirror=$(sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]*\/debian\)\/\?[[:space:]].*/\2/p' \
-		/etc/apt/sources.list 2>/dev/null | head -n 1)
-	[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
-fi
-
 apt=$BUILD/apt
-mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$apt/deb"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $BASE_SUITE main" \
-	>"$apt/sources.list"
-aptopts=(-o "Dir::Etc::sourcelist=$apt/sources.list"
-	 -o Dir::Etc::sourceparts=/nonexistent
-	 -o "Dir::State::Lists=$apt/lists"
-	 -o "Dir::Cache::archives=$apt/archives"
-)
+mirror=$(debian_mirror)
+private_apt "$apt" "deb $mirror $BASE_SUITE main"
+mkdir -p "$apt/deb"
 deb=$apt/deb/${BASE_PKG}_${BASE_VERSION//:/%3a}_all.deb
 if [ ! -f "$deb" ]; then
 	log "fetching $BASE_PKG=$BASE_VERSION from $mirror $BASE_SUITE"

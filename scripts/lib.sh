@@ -86,3 +86,28 @@ kmake() {
 	command -v ccache >/dev/null 2>&1 && cc="ccache gcc"
 	make -C "$src" O="$obj" -j"$(nproc)" CC="$cc" "$@"
 }
+
+# The Debian mirror this machine already uses, unless DEBIAN_MIRROR says.
+debian_mirror() {
+	local m=${DEBIAN_MIRROR:-}
+	[ -n "$m" ] || m=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\/debian\)\/*$/\1/p' \
+		/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+	[ -n "$m" ] || m=$(sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]*\/debian\)\/\?[[:space:]].*/\2/p' \
+		/etc/apt/sources.list 2>/dev/null | head -n 1)
+	echo "${m:-http://deb.debian.org/debian}"
+}
+
+# private_apt DIR "deb|deb-src MIRROR SUITE main": apt state and a sources
+# list of its own under DIR, so that the machine's apt configuration is
+# never touched; sets the array aptopts for apt-get and apt-cache.
+private_apt() {
+	local dir=$1 line=$2
+	mkdir -p "$dir/lists/partial" "$dir/archives/partial"
+	echo "${line%% *} [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${line#* }" \
+		>"$dir/sources.list"
+	# shellcheck disable=SC2034 # for the caller
+	aptopts=(-o "Dir::Etc::sourcelist=$dir/sources.list"
+		 -o Dir::Etc::sourceparts=/nonexistent
+		 -o "Dir::State::Lists=$dir/lists"
+		 -o "Dir::Cache::archives=$dir/archives")
+}
