@@ -13,12 +13,14 @@ checks=(
 	verdict           # verdict.sh judges prepared guest logs right
 	series-files      # series and patches/ agree; patches/ is what regen gives
 	series-applies    # the series applies to the pinned base with git am
+	b4                # b4 am takes the series from a list mbox, in order
 	checkpatch        # checkpatch.pl --strict: no errors, no warnings
 	kernel-doc        # kernel-doc -none -Wall on touched C files: nothing new
 	kernel-configs    # every profile in kernel-config/ configures, nothing dropped
 	kernel-build      # bzImage of the default profile, at the tip
 	bisect-build      # every patch builds (W=1, touched objects) in order
 	sparse            # sparse (C=2) on touched objects: nothing new vs base
+	sparse-bites      # the sparse check fails on a patch adding a warning
 	selftests-build   # make -C tools/testing/selftests TARGETS=dax
 	bad-input         # the harness's own tests: bad input fails cleanly
 	guest-ext4        # dax kselftests in QEMU on ext4, lockdep, clean log
@@ -190,33 +192,109 @@ normalize_warnings() {
 		sed -E 's/:[0-9]+:[0-9]+:/:/; s/:[0-9]+:/:/' | sort -u
 }
 
+sparse=
 sparse_at() {
 	local rev=$1; shift
 	git -C "$bwt" checkout -q --detach "$rev" || return 1
-	kmake "$bwt" "$bobj" C=2 "$@" 2>&1 >/dev/null | normalize_warnings
+	kmake "$bwt" "$bobj" C=2 CHECK="$sparse" "$@" 2>&1 >/dev/null | normalize_warnings
 }
 
-check_sparse() {
-	local objs before after probe rc=0
-	ensure_tree || return 1
-	[ -f "$kernel" ] || check_kernel-build || return 1
-	bisect_tree || return 1
-	mapfile -t objs < <(changed_objects "$base" "$branch")
-	[ ${#objs[@]} -gt 0 ] || { echo "no kernel objects touched"; return 0; }
-	# Kbuild silently skips a sparse it considers too old (Debian 12
-	# ships 0.6.4): then this check proves nothing, so say so.
-	probe=$(kmake "$bwt" "$bobj" C=2 "${objs[0]}" 2>&1)
-	if [[ $probe == *"sparse is not available or not up to date"* ]]; then
-		echo "sparse $(sparse --version 2>/dev/null) is too old for this kernel: not run"
-		return 4
-	fi
-	after=$(sparse_at "$branch" "${objs[@]}") || rc=1
-	before=$(sparse_at "$base" "${objs[@]}") || rc=1
-	echo "sparse on ${#objs[@]} objects: $(echo "$after" | grep -c . ) warnings with the series, $(echo "$before" | grep -c .) at base"
+# sparse_compare OLD NEW OBJECTS...: prints the warnings NEW adds to OLD
+# on OBJECTS; fails if there are any.
+sparse_compare() {
+	local old=$1 new=$2 before after rc=0
+	shift 2
+	after=$(sparse_at "$new" "$@") || rc=1
+	before=$(sparse_at "$old" "$@") || rc=1
+	echo "sparse on $# objects: $(echo "$after" | grep -c .) warnings at $new, $(echo "$before" | grep -c .) at $old"
 	if comm -13 <(echo "$before") <(echo "$after") | grep .; then
 		echo "new sparse warnings (above)"
 		rc=1
 	fi
+	return "$rc"
+}
+
+# A sparse the tree accepts: the installed one, or Debian's built here.
+# Kbuild silently skips one it considers too old; then the check would
+# prove nothing, so the probe must not say so.
+sparse_ready() {
+	local probe
+	ensure_tree || return 1
+	[ -f "$kernel" ] || check_kernel-build || return 1
+	bisect_tree || return 1
+	[ -n "$sparse" ] && return 0
+	sparse=$("$TOP/scripts/get-sparse.sh" "$src") || return $?
+	probe=$(kmake "$bwt" "$bobj" C=2 CHECK="$sparse" fs/dax.o 2>&1)
+	if [[ $probe == *"sparse is not available or not up to date"* ]]; then
+		echo "Kbuild does not run $sparse"
+		return 1
+	fi
+	echo "sparse: $sparse ($("$sparse" --version))"
+}
+
+check_sparse() {
+	local objs
+	sparse_ready || return $?
+	mapfile -t objs < <(changed_objects "$base" "$branch")
+	[ ${#objs[@]} -gt 0 ] || { echo "no kernel objects touched"; return 0; }
+	sparse_compare "$base" "$branch" "${objs[@]}"
+}
+
+# The sparse check fails on a patch that adds a sparse warning: a __user
+# pointer dereferenced in fs/dax.c, on top of the series, committed on a
+# detached HEAD of the bisect worktree (no branch moves).
+check_sparse-bites() {
+	local bad out rc
+	sparse_ready || return $?
+	git -C "$bwt" checkout -q --detach "$branch" || return 1
+	printf '\nint dax_sparse_probe(int __user *p);\nint dax_sparse_probe(int __user *p)\n{\n\treturn *p;\n}\n' \
+		>>"$bwt/fs/dax.c"
+	git -C "$bwt" -c user.name=harness -c user.email=harness@localhost \
+		commit -q -a -m "sparse probe: dereference a __user pointer" || return 1
+	bad=$(git -C "$bwt" rev-parse HEAD)
+	out=$(sparse_compare "$branch" "$bad" fs/dax.o)
+	rc=$?
+	echo "$out"
+	if [ "$rc" -eq 0 ] || ! grep -q 'dereference of noderef expression' <<<"$out"; then
+		echo "the sparse check did not fail on a dereferenced __user pointer"
+		return 1
+	fi
+	echo "the sparse check fails on the probe patch, naming the warning"
+}
+
+# The series as a list carries it (series-mbox.sh) through b4 am, in the
+# pinned base's tree: b4 must find every patch in order, nothing missing,
+# and what it writes must apply with git am and give the series' tree.
+check_b4() {
+	local tmp out msgid n rc=0
+	ensure_tree || return 1
+	command -v b4 >/dev/null || { echo "b4 is not installed (make deps)"; return 1; }
+	tmp=$(mktemp -d)
+	msgid="0.$SERIES_CHANGE_ID@harness.invalid"
+	"$TOP/scripts/series-mbox.sh" >"$tmp/series.mbox" || return 1
+	git -C "$src" worktree add -q --detach "$tmp/tree" "$base" || return 1
+	mkdir "$tmp/out"
+	out=$(cd "$tmp/tree" && b4 --offline-mode am --no-parent -m "$tmp/series.mbox" \
+		-o "$tmp/out" "$msgid" 2>&1) || rc=1
+	echo "$out" | grep -v '^  [[ ]'
+	n=$(series_patches | grep -c .)
+	grep -q "^Total patches: $n\$" <<<"$out" ||
+		{ echo "b4 did not find the $n patches of the series"; rc=1; }
+	if grep -Ei 'missing|out of order|WARNING|ERROR' <<<"$out"; then
+		echo "b4 reported a problem (above)"
+		rc=1
+	fi
+	grep -q "^ Base: .*$base" <<<"$out" ||
+		{ echo "b4 did not use the series' base-commit $base"; rc=1; }
+	if [ "$rc" -eq 0 ]; then
+		git -C "$tmp/tree" -c user.name=harness -c user.email=harness@localhost \
+			am -q "$tmp"/out/*.mbx || rc=1
+		[ "$(git -C "$tmp/tree" rev-parse "HEAD^{tree}")" = "$(git -C "$src" rev-parse "$branch^{tree}")" ] ||
+			{ echo "b4's mbox does not give the series' tree"; rc=1; }
+	fi
+	git -C "$src" worktree remove --force "$tmp/tree"
+	rm -rf "$tmp"
+	[ "$rc" -eq 0 ] && echo "b4 am: $n patches in order, applied to the base, same tree as the series"
 	return "$rc"
 }
 

@@ -10,7 +10,7 @@ pkgs=(
 	# guest: QEMU, the initramfs and its tools
 	qemu-system-x86 busybox-static e2fsprogs xfsprogs erofs-utils
 	# checks
-	sparse shellcheck
+	sparse shellcheck b4
 	# benchmarks: in-guest I/O load and the plots
 	fio gnuplot-nox
 )

@@ -35,6 +35,48 @@ git -C "$tree" -c core.abbrev=12 \
 	format-patch -q --cover-letter --cover-from-description=subject \
 	--base="$base" --no-signature -o "$tmp" "$base..HEAD" \
 	--subject-prefix="PATCH v2"
+
+# get_maintainer.pl of the tree, one address per line: "maintainers" for
+# To, "others" (reviewers and lists) for Cc, as b4 prep --auto-to-cc does.
+recipients() {
+	local who=$1; shift
+	local opts=(--no-rolestats --no-git --no-git-fallback --no-fixes --no-s)
+	case $who in
+	maintainers) opts+=(--m --no-r --no-l) ;;
+	others) opts+=(--no-m --r --l) ;;
+	esac
+	(cd "$tree" && ./scripts/get_maintainer.pl "${opts[@]}" "$@")
+}
+
+# add_header FILE NAME ADDRESSES: a folded "NAME: a, b" line after Date:.
+add_header() {
+	local f=$1 name=$2 list=$3
+	[ -n "$list" ] || return 0
+	awk -v h="$name: $(echo "$list" | paste -sd '\t' | sed 's/\t/,\n /g')" \
+		'!done && /^Date: / { print; print h; done = 1; next } { print }' \
+		"$f" >"$f.tmp" && mv "$f.tmp" "$f"
+}
+
+[ -x "$tree/scripts/get_maintainer.pl" ] || die "$tree has no scripts/get_maintainer.pl"
+all_to='' all_cc=''
+for p in "$tmp"/*.patch; do
+	case ${p##*/} in 0000-*) continue ;; esac
+	to=$(recipients maintainers "$p")
+	cc=$(recipients others "$p" | grep -vxF -f <(echo "$to") || true)
+	# Each goes right after Date:, so Cc first to read To, Cc.
+	add_header "$p" Cc "$cc"
+	add_header "$p" To "$to"
+	all_to=$(printf '%s\n%s\n' "$all_to" "$to")
+	all_cc=$(printf '%s\n%s\n' "$all_cc" "$cc")
+done
+all_to=$(echo "$all_to" | awk 'NF && !seen[$0]++')
+all_cc=$(echo "$all_cc" | awk 'NF && !seen[$0]++' | grep -vxF -f <(echo "$all_to") || true)
+cover=$(echo "$tmp"/0000-*.patch)
+add_header "$cover" Cc "$all_cc"
+add_header "$cover" To "$all_to"
+# What b4 prep records: the series' change-id, next to base-commit.
+sed -i "s/^base-commit: .*/&\nchange-id: $SERIES_CHANGE_ID/" "$cover"
+
 mkdir -p "$outdir"
 rm -f "$outdir"/*.patch
 cp "$tmp"/*.patch "$outdir/"
