@@ -292,9 +292,16 @@ check_b4() {
 		[ "$(git -C "$tmp/tree" rev-parse "HEAD^{tree}")" = "$(git -C "$src" rev-parse "$branch^{tree}")" ] ||
 			{ echo "b4's mbox does not give the series' tree"; rc=1; }
 	fi
+	# And the check sees a lost patch: the same mbox without patch 2.
+	awk '/^From [0-9a-f]+ Mon Sep 17 00:00:00 2001$/ { n++ } n != 3' "$tmp/series.mbox" >"$tmp/lossy.mbox"
+	mkdir "$tmp/out2"
+	out=$(cd "$tmp/tree" && b4 --offline-mode am --no-parent -m "$tmp/lossy.mbox" \
+		-o "$tmp/out2" "$msgid" 2>&1)
+	grep -q 'missing \[2/' <<<"$out" ||
+		{ echo "b4 did not report patch 2 missing from a lossy mbox"; rc=1; }
 	git -C "$src" worktree remove --force "$tmp/tree"
 	rm -rf "$tmp"
-	[ "$rc" -eq 0 ] && echo "b4 am: $n patches in order, applied to the base, same tree as the series"
+	[ "$rc" -eq 0 ] && echo "b4 am: $n patches in order, applied to the base, same tree as the series; patch 2 dropped: reported missing"
 	return "$rc"
 }
 
