@@ -1,14 +1,14 @@
 #!/bin/bash
 # make bites: show that each dax kselftest fails on the bug it is written
 # for. Boots plain v7.3 (the pinned base, built like make bench does) and
-# the series, once per filesystem and program of selftests/bites-expected,
+# the series, once per filesystem and program of tests/bites-expected,
 # and checks that every listed case fails on v7.3 and passes with the
 # series. Prints a table; exit 0 only if every test bites. Guest logs go
 # to build/bites/.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-list=$TOP/selftests/bites-expected
+list=$TOP/tests/bites-expected
 src=$("$TOP/scripts/apply-series.sh") || exit "$EX_SETUP"
 base=$("$TOP/scripts/get-base.sh") || exit "$EX_SETUP"
 "$TOP/scripts/build-kernel.sh" "$base" "$BUILD/obj-default-base" default || exit "$EX_SETUP"

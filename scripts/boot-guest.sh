@@ -3,7 +3,7 @@
 # Boot one guest in QEMU with two NVDIMMs (TEST and SCRATCH) backed by
 # files in $NVDIMM_DIR (default LOGDIR/..: created empty unless KEEP_NVDIMM=1,
 # which the crash tests use to boot again on what the last guest left).
-# MODE and the HARNESS_* variables go to the guest's init (selftests/init).
+# MODE and the HARNESS_* variables go to the guest's init (guest/init).
 # The kernel log goes to LOGDIR/console.log, the guest's results to
 # LOGDIR/results.log (also streamed to stdout unless MODE is shell), the
 # guest's instructions to LOGDIR/harness.env (verdict.sh reads them).

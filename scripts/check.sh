@@ -39,7 +39,7 @@ base=
 
 check_shellcheck() {
 	local files
-	mapfile -t files < <(cd "$TOP" && { ls qemu-run.sh scripts/*.sh .ci/run selftests/*.sh selftests/init; } 2>/dev/null)
+	mapfile -t files < <(cd "$TOP" && { ls qemu-run.sh scripts/*.sh .ci/run guest/*.sh guest/init tests/*.sh; } 2>/dev/null)
 	(cd "$TOP" && shellcheck -x "${files[@]}")
 }
 
@@ -58,8 +58,8 @@ check_kernel-configs() {
 	return "$rc"
 }
 
-check_bad-input() { "$TOP/selftests/harness-tests.sh"; }
-check_verdict() { "$TOP/selftests/verdict-tests.sh"; }
+check_bad-input() { "$TOP/tests/harness-tests.sh"; }
+check_verdict() { "$TOP/tests/verdict-tests.sh"; }
 
 check_series-files() {
 	local tmp rc=0 p
@@ -349,8 +349,8 @@ guest_run() {
 
 check_guest-ext4() { guest_run --fs ext4; }
 check_guest-xfs() { guest_run --fs xfs; }
-check_crash-ext4() { need_guest && "$TOP/selftests/crash-cycles.sh" "$kernel" ext4 5; }
-check_crash-xfs() { need_guest && "$TOP/selftests/crash-cycles.sh" "$kernel" xfs 5; }
+check_crash-ext4() { need_guest && "$TOP/scripts/crash-cycles.sh" "$kernel" ext4 5; }
+check_crash-xfs() { need_guest && "$TOP/scripts/crash-cycles.sh" "$kernel" xfs 5; }
 
 # A guest that panics, and one that hangs, must fail the verdict with 1.
 check_bad-guest() {

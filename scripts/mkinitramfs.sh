@@ -12,7 +12,7 @@ out=$1 kst=$2
 need_tools cpio gcc ldd busybox mkfs.ext4 mkfs.xfs mkfs.erofs xfs_io timeout bash fio
 
 # Rebuilt only when the guest side or the installed kselftests change.
-stamp=$(cat "$TOP/selftests/init" "$TOP/selftests"/*.sh "$TOP/selftests"/*.c \
+stamp=$(cat "$TOP/guest/init" "$TOP/guest"/*.sh "$TOP/guest"/*.c \
 	"$kst.stamp" "$0" 2>/dev/null | sha256sum | cut -d' ' -f1)
 if [ -f "$out" ] && [ "$(cat "$out.stamp" 2>/dev/null)" = "$stamp" ]; then
 	exit 0
@@ -47,11 +47,11 @@ ln -s mke2fs "$root/usr/bin/mkfs.ext4"
 ln -s /usr/bin/bash "$root/bin/bash"
 printf 'root:x:0:0:root:/:/bin/sh\n' >"$root/etc/passwd"
 
-install -m 755 "$TOP/selftests/init" "$root/init"
-install -m 755 "$TOP/selftests/fsdax-setup.sh" "$root/harness/fsdax-setup.sh"
-install -m 755 "$TOP/selftests/bench-guest.sh" "$root/harness/bench-guest.sh"
-gcc -static -O2 -Wall -o "$root/harness/dax-check" "$TOP/selftests/dax-check.c"
-gcc -static -O2 -Wall -pthread -o "$root/harness/dax-bench" "$TOP/selftests/dax-bench.c"
+install -m 755 "$TOP/guest/init" "$root/init"
+install -m 755 "$TOP/guest/fsdax-setup.sh" "$root/harness/fsdax-setup.sh"
+install -m 755 "$TOP/guest/bench-guest.sh" "$root/harness/bench-guest.sh"
+gcc -static -O2 -Wall -o "$root/harness/dax-check" "$TOP/guest/dax-check.c"
+gcc -static -O2 -Wall -pthread -o "$root/harness/dax-bench" "$TOP/guest/dax-bench.c"
 cp -a "$kst"/. "$root/selftests/"
 
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.tmp"

@@ -6,7 +6,7 @@
 # one verdict line, and the offending log excerpt on failure.
 #
 # A kselftest run (HARNESS_MODE=test) is compared with the expected
-# cases of selftests/expected-cases (EXPECTED_CASES overrides the path)
+# cases of tests/expected-cases (EXPECTED_CASES overrides the path)
 # for the filesystems and tests it ran: a failed, missing, unexpected or
 # unexpectedly skipped case fails the run, and so does a run with no
 # results at all.
@@ -28,7 +28,7 @@ fi
 HARNESS_MODE='' HARNESS_FS='' HARNESS_TESTS=''
 # shellcheck disable=SC1091
 . "$logdir/harness.env"
-expected=${EXPECTED_CASES:-$TOP/selftests/expected-cases}
+expected=${EXPECTED_CASES:-$TOP/tests/expected-cases}
 
 # What the kernel must never print during a run.
 kernel_bad='possible circular locking dependency|inconsistent lock state|suspicious RCU usage|held lock freed|possible recursive locking|lock held when returning|BUG: |WARNING: |Oops|Kernel panic|general protection fault|KASAN: |UBSAN: |blocked for more than|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu: INFO: .* detected stalls|self-detected stall|detected stalls on CPUs|workqueue lockup|list_add corruption|list_del corruption|list corruption|page dumped because|VM_BUG_ON'

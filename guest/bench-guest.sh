@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest side of make bench: run in the guest by qemu-run.sh -- with the
 # filesystem FS (ext4 or xfs) mounted -o dax=always on DAX_TEST_DIR.
-# Prints "BENCH <fs>-<case> key=value..." lines (selftests/dax-bench.c).
+# Prints "BENCH <fs>-<case> key=value..." lines (guest/dax-bench.c).
 # Usage: bench-guest.sh FS
 set -eu
 fs=$1

@@ -30,9 +30,9 @@ expect 2 "needs a number" "bad --timeout" -- "$run" --timeout soon
 expect 2 "needs an argument" "option without its argument" -- "$run" --fs
 expect 2 "needs a command" "-- without a command" -- "$run" --
 expect 2 "N must be a positive number" "crash cycles: N of 0" -- \
-	"$TOP/selftests/crash-cycles.sh" "$tmp/not-a-kernel" ext4 0
+	"$TOP/scripts/crash-cycles.sh" "$tmp/not-a-kernel" ext4 0
 expect 2 "N must be a positive number" "crash cycles: N not a number" -- \
-	"$TOP/selftests/crash-cycles.sh" "$tmp/not-a-kernel" ext4 abc
+	"$TOP/scripts/crash-cycles.sh" "$tmp/not-a-kernel" ext4 abc
 if [ -f "$kernel" ]; then
 	expect 2 "matches no dax kselftest" "--tests that matches nothing" -- \
 		"$run" --kernel "$kernel" --tests 'no_such_test*'

@@ -11,7 +11,7 @@
 # Exit 0 if every cycle verified, the control lost data at least once and
 # both boots' kernel logs are clean.
 set -uo pipefail
-. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 [ $# -eq 3 ] || die "usage: crash-cycles.sh BZIMAGE FS N"
 kernel=$1 fs=$2 n=$3
