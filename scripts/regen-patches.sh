@@ -45,7 +45,9 @@ recipients() {
 	maintainers) opts+=(--m --no-r --no-l) ;;
 	others) opts+=(--no-m --r --l) ;;
 	esac
-	(cd "$tree" && ./scripts/get_maintainer.pl "${opts[@]}" "$@")
+	# A fixed hash seed: the same order of equally ranked names every run.
+	(cd "$tree" && PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 \
+		./scripts/get_maintainer.pl "${opts[@]}" "$@")
 }
 
 # add_header FILE NAME ADDRESSES: a folded "NAME: a, b" line after Date:.
