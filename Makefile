@@ -1,5 +1,5 @@
 # Entry points of the harness; README.md documents them.
-.PHONY: run check regen bench bites deps shellcheck clean help
+.PHONY: run check check-kasan regen bench bites deps shellcheck clean help
 
 run:
 	./qemu-run.sh
@@ -10,6 +10,11 @@ check:
 # One check or a few: make check-only CHECKS="sparse checkpatch"
 check-only:
 	scripts/check.sh $(CHECKS)
+
+# Every dax kselftest on ext4 and xfs under KASAN (and lockdep): a build
+# and a run of their own, too long to sit in make check next to the rest.
+check-kasan:
+	./qemu-run.sh --config kasan
 
 # Regenerate patches/ and series from the kernel tree (build/series).
 regen:
@@ -31,4 +36,4 @@ clean:
 	rm -rf build
 
 help:
-	@echo "make run | check | check-only CHECKS=... | regen | bench | bites | deps | clean"
+	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | bench | bites | deps | clean"
