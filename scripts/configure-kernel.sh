@@ -3,9 +3,9 @@
 # tinyconfig + the fragments of PROFILE (kernel-config/) + the dax
 # kselftests' own config fragment from the tree with the series (the same
 # for every SRC, so that base, series and bisect builds share one config),
-# merged with the kernel's merge_config.sh, then olddefconfig. Fails, listing them, if any
-# requested option did not survive. Skips the work when OBJ/.config was
-# made from the same fragments.
+# merged with the kernel's merge_config.sh, then olddefconfig. Fails,
+# listing them, if any requested option did not survive. Skips the work
+# when OBJ/.config was made from the same fragments.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

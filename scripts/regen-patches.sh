@@ -50,12 +50,17 @@ recipients() {
 		./scripts/get_maintainer.pl "${opts[@]}" "$@")
 }
 
-# add_header FILE NAME ADDRESSES: a folded "NAME: a, b" line after Date:.
-add_header() {
-	local f=$1 name=$2 list=$3
-	[ -n "$list" ] || return 0
-	awk -v h="$name: $(echo "$list" | paste -sd '\t' | sed 's/\t/,\n /g')" \
-		'!done && /^Date: / { print; print h; done = 1; next } { print }' \
+# folded ADDRESSES: "a,\n b" (one address per line in, a header value out).
+folded() { paste -sd '\t' | sed 's/\t/,\n /g'; }
+
+# add_recipients FILE TO CC: "To:" and "Cc:" lines (each left out when it
+# has no addresses) after the Date: line.
+add_recipients() {
+	local f=$1 h=''
+	[ -z "$2" ] || h="To: $(folded <<<"$2")"
+	[ -z "$3" ] || h="${h:+$h$'\n'}Cc: $(folded <<<"$3")"
+	[ -n "$h" ] || return 0
+	awk -v h="$h" '!done && /^Date: / { print; print h; done = 1; next } { print }' \
 		"$f" >"$f.tmp" && mv "$f.tmp" "$f"
 }
 
@@ -65,17 +70,14 @@ for p in "$tmp"/*.patch; do
 	case ${p##*/} in 0000-*) continue ;; esac
 	to=$(recipients maintainers "$p")
 	cc=$(recipients others "$p" | grep -vxF -f <(echo "$to") || true)
-	# Each goes right after Date:, so Cc first to read To, Cc.
-	add_header "$p" Cc "$cc"
-	add_header "$p" To "$to"
+	add_recipients "$p" "$to" "$cc"
 	all_to=$(printf '%s\n%s\n' "$all_to" "$to")
 	all_cc=$(printf '%s\n%s\n' "$all_cc" "$cc")
 done
 all_to=$(echo "$all_to" | awk 'NF && !seen[$0]++')
 all_cc=$(echo "$all_cc" | awk 'NF && !seen[$0]++' | grep -vxF -f <(echo "$all_to") || true)
 cover=$(echo "$tmp"/0000-*.patch)
-add_header "$cover" Cc "$all_cc"
-add_header "$cover" To "$all_to"
+add_recipients "$cover" "$all_to" "$all_cc"
 # What b4 prep records: the series' change-id, next to base-commit.
 sed -i "s/^base-commit: .*/&\nchange-id: $SERIES_CHANGE_ID/" "$cover"
 
