@@ -47,6 +47,10 @@ $b write "$d/bench" 64 "$fs-write-unmapped"
 for t in 1 2; do
 	$b scale "$d/bench" 32 "$t" "$fs-scale-$t"
 done
+# Readers that share one file and one mapping, nothing else running.
+for t in 1 2 4; do
+	$b readers "$d/bench" 32 "$t" "$fs-readers-$t"
+done
 
 # The page cache as the reference: the same filesystem without DAX.
 umount "$d"

@@ -21,11 +21,16 @@
  *	THREADS threads read-fault a shared mapping of FILE while another
  *	thread mmaps and munmaps in a loop: faults per second, and the
  *	vma_lock_* counters of /proc/vmstat.
+ *   dax-bench readers FILE MIB THREADS NAME
+ *	The same without the mmap/munmap thread: readers that share one
+ *	file and one mapping, each faulting its own part of it again and
+ *	again (MADV_DONTNEED after each pass).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -339,7 +344,7 @@ static void *scale_mmapper(void *arg)
 	return NULL;
 }
 
-static int bench_scale(char **argv)
+static int bench_scale(char **argv, bool mmapper)
 {
 	size_t len = strtoul(argv[1], NULL, 0) << 20;
 	int nthreads = atoi(argv[2]), i, fd;
@@ -354,7 +359,8 @@ static int bench_scale(char **argv)
 	fd = make_file(argv[0], len, 0);
 	map = map_at(fd, len, PROT_READ, MAP_SHARED, 0);
 	m.deadline = now_ns() + 5000000000ULL;
-	pthread_create(&mt, NULL, scale_mmapper, &m);
+	if (mmapper)
+		pthread_create(&mt, NULL, scale_mmapper, &m);
 	for (i = 0; i < nthreads; i++) {
 		a[i].map = map + i * (len / nthreads);
 		a[i].len = len / nthreads;
@@ -366,7 +372,8 @@ static int bench_scale(char **argv)
 		pthread_join(th[i], NULL);
 		faults += a[i].faults;
 	}
-	pthread_join(mt, NULL);
+	if (mmapper)
+		pthread_join(mt, NULL);
 	printf("BENCH %s pages_per_s=%ld vma_lock_success=%ld vma_lock_retry=%ld\n",
 	       argv[3], faults / 5, vmstat("vma_lock_success") - s0,
 	       vmstat("vma_lock_retry") - r0);
@@ -387,7 +394,9 @@ int main(int argc, char **argv)
 	if (argc == 5 && !strcmp(argv[1], "write"))
 		return bench_write(argv + 2);
 	if (argc == 6 && !strcmp(argv[1], "scale"))
-		return bench_scale(argv + 2);
+		return bench_scale(argv + 2, true);
+	if (argc == 6 && !strcmp(argv[1], "readers"))
+		return bench_scale(argv + 2, false);
 	fprintf(stderr, "usage: see the comment at the top of dax-bench.c\n");
 	return 2;
 }

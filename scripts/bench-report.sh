@@ -1,105 +1,166 @@
 #!/bin/bash
 # Usage: bench-report.sh BASE.txt SERIES.txt DOCDIR
-# Turn the BENCH lines of one make bench run (plain v7.3 and the series)
-# into DOCDIR/results.md (tables: v7.3, series, ratio) and PNG plots next
-# to it, drawn with gnuplot. Also prints the tables.
+# Turn the BENCH lines of a make bench run (plain v7.3 and the series, one
+# line per case and boot) into DOCDIR/results.md and PNG plots next to
+# it, drawn with gnuplot. Every figure is the median over the boots with
+# its min-max range; a ratio is called a gain or a regression only where
+# the two ranges do not overlap, "noise" otherwise. Also prints the
+# tables.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 3 ] || die "usage: bench-report.sh BASE.txt SERIES.txt DOCDIR"
 basef=$1 seriesf=$2 doc=$3
-need_tools gnuplot awk
+need_tools gnuplot awk sort
 if [ ! -s "$basef" ] || [ ! -s "$seriesf" ]; then
 	die "no bench results in $basef / $seriesf"
 fi
 
-# val FILE CASE KEY: the value of KEY on the line of CASE, or "-".
-val() {
+# stat FILE CASE KEY: "median min max n" of KEY over the lines of CASE,
+# or "- - - 0".
+stat() {
 	awk -v c="$2" -v k="$3" '$1 == c { for (i = 2; i <= NF; i++) {
-		split($i, kv, "="); if (kv[1] == k) { print kv[2]; exit } } }
-		END { }' "$1" | grep . || echo -
+		split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$1" |
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (!NR) { print "- - - 0"; exit }
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.10g %.10g %.10g %d\n", m, v[1], v[NR], NR }'
 }
-# ratio A B: A/B with two decimals, or "-".
-ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-";
-		else printf "%.2f\n", a / b }'
-}
-ms() { awk -v n="$1" 'BEGIN { if (n == "-") print "-"; else printf "%.1f\n", n / 1e6 }'; }
 
-# read_row LABEL CASE PLOTNAME RATIOS: the table 1 row of BENCH case CASE
-# (skipped when v7.3 has no such case), and its first-read faults and time
-# for the plots. RATIOS=no prints "-" for the ratios: the page cache rows
-# run the same code on both kernels.
-read_row() {
-	local n=$2 bf1 bf2 sf1 sf2 bt1 bt2 st1 st2 fr=- tr=-
-	bf1=$(val "$basef" "$n" faults1) bf2=$(val "$basef" "$n" faults2)
-	[ "$bf1" != - ] || return 0
-	sf1=$(val "$seriesf" "$n" faults1) sf2=$(val "$seriesf" "$n" faults2)
-	bt1=$(val "$basef" "$n" ns1) bt2=$(val "$basef" "$n" ns2)
-	st1=$(val "$seriesf" "$n" ns1) st2=$(val "$seriesf" "$n" ns2)
-	if [ "$4" = yes ]; then
-		fr="$(ratio "$bf1" "$sf1") / $(ratio "$bf2" "$sf2")"
-		tr="$(ratio "$bt1" "$st1") / $(ratio "$bt2" "$st2")"
-	fi
-	echo "| ${n%%-*} | $1 | $bf1 / $bf2 | $sf1 / $sf2 | $fr | $(ms "$bt1") / $(ms "$bt2") | $(ms "$st1") / $(ms "$st2") | $tr |"
-	printf '%s\t%s\t%s\t%s\t%s\n' "$3" "$bf1" "$sf1" "$(ms "$bt1")" "$(ms "$st1")" >>"$tmp/faults.dat"
+# val FILE CASE KEY: the median, or "-".
+val() {
+	local m lo hi n
+	read -r m lo hi n < <(stat "$@")
+	echo "$m"
+}
+
+# cell FILE CASE KEY [DIV]: "median (min–max)", divided by DIV (1e6: ns
+# to ms, one decimal); just the value where all runs agree; "-" if none.
+cell() {
+	local m lo hi n
+	read -r m lo hi n < <(stat "$1" "$2" "$3")
+	awk -v m="$m" -v lo="$lo" -v hi="$hi" -v d="${4:-1}" '
+		function f(x) { return d == 1 ? sprintf("%.10g", x) : sprintf("%.1f", x / d) }
+		BEGIN { if (m == "-") print "-"; else if (f(lo) == f(hi)) print f(m);
+			else printf "%s (%s–%s)\n", f(m), f(lo), f(hi) }'
+}
+
+# compare CASE KEY lower|higher: the ratio of the medians, oriented so that
+# above 1 is better for the series (v7.3 / series where lower is better,
+# series / v7.3 where higher is), and "gain" or "regression" where the
+# ranges do not overlap, "noise" where they do.
+compare() {
+	local bm bl bh sm sl sh
+	read -r bm bl bh _ < <(stat "$basef" "$1" "$2")
+	read -r sm sl sh _ < <(stat "$seriesf" "$1" "$2")
+	awk -v bm="$bm" -v bl="$bl" -v bh="$bh" -v sm="$sm" -v sl="$sl" \
+		-v sh="$sh" -v dir="$3" 'BEGIN {
+		if (bm == "-" || sm == "-" || bm == 0 || sm == 0) { print "- | -"; exit }
+		r = dir == "lower" ? bm / sm : sm / bm
+		if (sh + 0 < bl + 0) v = dir == "lower" ? "gain" : "regression"
+		else if (sl + 0 > bh + 0) v = dir == "lower" ? "regression" : "gain"
+		else v = "noise"
+		printf "%.2f | %s\n", r, v }'
+}
+
+# row FS LABEL CASE KEY lower|higher [DIV]: one table row, v7.3 and series
+# as median (min–max), the ratio and the verdict; nothing if neither
+# kernel has the case. Rows whose verdict is not noise also go to the
+# summary.
+row() {
+	local fs=$1 label=$2 n=$3 k=$4 dir=$5 div=${6:-1} b s c
+	b=$(cell "$basef" "$n" "$k" "$div") s=$(cell "$seriesf" "$n" "$k" "$div")
+	[ "$b" != - ] || [ "$s" != - ] || return 0
+	c=$(compare "$n" "$k" "$dir")
+	echo "| $fs | $label | $b | $s | $c |"
+	case $c in
+	*gain | *regression) echo "| $fs | $label | $b | $s | $c |" >>"$tmp/summary" ;;
+	*noise) echo "$fs $label" >>"$tmp/noise" ;;
+	esac
+}
+
+header() {
+	echo "| fs | case | v7.3 | series | ratio | verdict |"
+	echo "|---|---|---|---|---|---|"
+}
+
+# plot_row NAME CASE KEY DIV: "NAME b_med b_min b_max s_med s_min s_max",
+# tab-separated (DIV divides; a kernel without the case gets 0).
+plot_row() {
+	local b s
+	b=$(stat "$basef" "$2" "$3") s=$(stat "$seriesf" "$2" "$3")
+	echo "$1 $b $s" | awk -v d="$4" '{ printf "%s", $1
+		for (i = 2; i <= 8; i++) if (i != 5) printf "\t%.6g", ($i == "-" ? 0 : $i / d)
+		printf "\n" }'
+}
+
+runs() {
+	awk '{ n[$1]++ } END { for (c in n) if (n[c] > m) m = n[c]; print m + 0 }' "$1"
 }
 
 md=$doc/results.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# One row per bucket either kernel hit: "lo-hi<TAB>v7.3<TAB>series".
-awk -v c=ext4-syncfault-empty-sync-idle '$1 == c {
-	for (i = 2; i <= NF; i++) if ($i ~ /^us/) {
-		split(substr($i, 3), kv, "="); split(kv[1], r, "-");
-		lo[kv[1]] = r[1]; n[kv[1], FILENAME == ARGV[1]] = kv[2] } }
-	END { for (k in lo) printf "%s\t%s\t%d\t%d\n", lo[k], k, n[k, 1], n[k, 0] }' \
-	"$basef" "$seriesf" | sort -n | cut -f2- >"$tmp/hist.dat"
+: >"$tmp/summary"
+: >"$tmp/noise"
+read_cases="pte-seq-128m pte-rand-128m pte-seq-64k pmd-seq-128m populate-seq-128m"
+pc_cases="pte-seq-128m pte-rand-128m pte-seq-64k"
 
 {
 cat <<HEAD
 # Benchmarks: v7.3 vs the series
 
-One \`make bench\` run on $(date -u +%Y-%m-%d): plain v7.3 (Debian
-linux-source-7.3 $BASE_VERSION) and v7.3 + the series, same \`default\`
-config (lockdep on), same QEMU guest (TCG, 2 vCPUs, 2 GiB, two 1 GiB
-fsdax NVDIMMs). **Times and throughputs are QEMU/TCG figures, not
-hardware numbers**; fault counts are exact. Ratios are v7.3 / series
-for faults and times (higher is better for the series) and series / v7.3
-for throughputs. Produced by \`scripts/bench.sh\` and
+\`make bench\` on $(date -u +%Y-%m-%d): plain v7.3 (Debian linux-source-7.3
+$BASE_VERSION) and v7.3 + the series, same \`default\` config (lockdep
+on), same QEMU guest (TCG, 2 vCPUs, 2 GiB, two 1 GiB fsdax NVDIMMs), a
+fresh filesystem per boot. $(runs "$basef") boots per kernel and
+filesystem, alternating kernels boot by boot (v7.3, series, v7.3, ...).
+Every figure is the **median (min–max)** over the boots. The ratio is
+oriented so that above 1 is better for the series (v7.3 / series for
+faults and times, series / v7.3 for throughputs); the verdict calls it a
+gain or a regression only where the two ranges do not overlap, noise
+otherwise. **Times and throughputs are QEMU/TCG figures, not hardware
+numbers.** Produced by \`scripts/bench.sh\` and
 \`scripts/bench-report.sh\` from \`build/bench/{base,series}.txt\`.
 
-## 1. Fault-around (seed 000: mmap read / re-read, 64 KiB and 128 MB)
+HEAD
+
+echo "## 1. Fault-around (seed 000: mmap read / re-read, 64 KiB and 128 MB)"
+cat <<HEAD
 
 PTE-only shared mappings (placed so no PMD can be used); "first" is the
 first read of a freshly written file, "re-read" a second mapping of it.
-The page cache rows are the same filesystem mounted \`dax=never\`; the
-PMD and MAP_POPULATE rows are the limits.
+The page cache rows are the same filesystem mounted \`dax=never\` (the
+same code on both kernels); the PMD and MAP_POPULATE rows are the
+limits.
 
-| fs | case | v7.3 faults first / re-read | series faults first / re-read | faults ratio | v7.3 ms first / re-read | series ms first / re-read | speed-up first / re-read |
-|---|---|---|---|---|---|---|---|
+### Faults
+
 HEAD
+header
 for fs in ext4 xfs erofs; do
-	for c in pte-seq-128m pte-rand-128m pte-seq-64k pmd-seq-128m populate-seq-128m; do
-		read_row "dax $c" "$fs-dax-$c" "$fs-$c" yes
-	done
-	for c in pte-seq-128m pte-rand-128m pte-seq-64k; do
-		read_row "page cache $c" "$fs-pagecache-$c" "$fs-pagecache-$c" no
+	for c in $read_cases; do
+		row "$fs" "dax $c first" "$fs-dax-$c" faults1 lower
+		row "$fs" "dax $c re-read" "$fs-dax-$c" faults2 lower
 	done
 done
-
-cat <<HEAD
-
-### Per-VMA lock: vma_lock_success / vma_lock_retry during the reads
-
-| fs | case | v7.3 success / retry (first) | series success / retry (first) |
-|---|---|---|---|
-HEAD
+printf '\n### Read time (ms)\n\n'
+header
+for fs in ext4 xfs erofs; do
+	for c in $read_cases; do
+		row "$fs" "dax $c first" "$fs-dax-$c" ns1 lower 1e6
+		row "$fs" "dax $c re-read" "$fs-dax-$c" ns2 lower 1e6
+	done
+	for c in $pc_cases; do
+		row "$fs" "page cache $c first" "$fs-pagecache-$c" ns1 lower 1e6
+		row "$fs" "page cache $c re-read" "$fs-pagecache-$c" ns2 lower 1e6
+	done
+done
+printf '\n### Per-VMA lock retries during the first read\n\n'
+header
 for fs in ext4 xfs erofs; do
 	for c in pte-seq-128m pte-rand-128m; do
-		n=$fs-dax-$c
-		[ "$(val "$basef" "$n" faults1)" != - ] || continue
-		echo "| $fs | $c | $(val "$basef" "$n" vma_success1) / $(val "$basef" "$n" vma_retry1) | $(val "$seriesf" "$n" vma_success1) / $(val "$seriesf" "$n" vma_retry1) |"
+		row "$fs" "dax $c vma_lock_retry" "$fs-dax-$c" vma_retry1 lower
 	done
 done
 
@@ -108,21 +169,13 @@ cat <<HEAD
 ## 2. PMD vs PTE (seed 001)
 
 fio \`ioengine=mmap rw=randrw bs=4k size=256M\` for 20 s on the DAX
-filesystem (the mapping can use PMDs), and the sequential 128 MB read of
-table 1 with a PMD-aligned and a PTE-only mapping.
+filesystem (the mapping can use PMDs), in KiB/s.
 
-| fs | case | v7.3 | series | series / v7.3 |
-|---|---|---|---|---|
 HEAD
+header
 for fs in ext4 xfs; do
-	n=$fs-fio-mmap-randrw
 	for k in read_kibs write_kibs; do
-		b=$(val "$basef" "$n" "$k") s=$(val "$seriesf" "$n" "$k")
-		echo "| $fs | fio mmap randrw $k (KiB/s) | $b | $s | $(ratio "$s" "$b") |"
-	done
-	for c in pmd-seq-128m pte-seq-128m; do
-		b=$(val "$basef" "$fs-dax-$c" ns1) s=$(val "$seriesf" "$fs-dax-$c" ns1)
-		echo "| $fs | $c first read (ms) | $(ms "$b") | $(ms "$s") | $(ratio "$b" "$s") (speed-up) |"
+		row "$fs" "fio mmap randrw $k" "$fs-fio-mmap-randrw" "$k" higher
 	done
 done
 
@@ -130,57 +183,52 @@ cat <<HEAD
 
 ## 3. MAP_SYNC write fault latency (seed 002)
 
-512 write faults on a fresh file, in microseconds: min / avg / max.
-"prealloc" = written blocks, "empty" = holes; "load" = a background
-thread rewriting and fsyncing another file.
+512 write faults on a fresh file, in microseconds: the average and the
+maximum of each boot. "prealloc" = written blocks, "empty" = holes;
+"load" = a background thread rewriting and fsyncing another file.
 
-| fs | file | mapping | load | v7.3 min / avg / max | series min / avg / max |
-|---|---|---|---|---|---|
 HEAD
+header
 for fs in ext4 xfs; do
 	for a in prealloc empty; do
 		for s in nosync sync; do
 			for l in idle load; do
-				n=$fs-syncfault-$a-$s-$l
-				echo "| $fs | $a | $s | $l | $(val "$basef" "$n" min) / $(val "$basef" "$n" avg) / $(val "$basef" "$n" max) | $(val "$seriesf" "$n" min) / $(val "$seriesf" "$n" avg) / $(val "$seriesf" "$n" max) |"
+				row "$fs" "$a $s $l avg" "$fs-syncfault-$a-$s-$l" avg lower
+				row "$fs" "$a $s $l max" "$fs-syncfault-$a-$s-$l" max lower
 			done
 		done
 	done
 done
-echo
-echo "Histogram (ext4, MAP_SYNC, empty file, idle), bucket: v7.3 / series faults:"
-echo
-awk -F'\t' '{ printf "- %s us: %s / %s\n", $1, $2, $3 }' "$tmp/hist.dat"
+
 cat <<HEAD
 
 ## 4. Direct I/O (seed 003)
 
-fio \`direct=1 ioengine=libaio bs=4k iodepth=64 rw=read size=256M\`.
+fio \`direct=1 ioengine=libaio bs=4k iodepth=64 rw=read size=256M\`, KiB/s.
 
-| fs | v7.3 KiB/s | series KiB/s | series / v7.3 |
-|---|---|---|---|
 HEAD
+header
 for fs in ext4 xfs; do
-	b=$(val "$basef" "$fs-fio-dio-read" read_kibs) s=$(val "$seriesf" "$fs-fio-dio-read" read_kibs)
-	echo "| $fs | $b | $s | $(ratio "$s" "$b") |"
+	row "$fs" "O_DIRECT read" "$fs-fio-dio-read" read_kibs higher
 done
 
 cat <<HEAD
 
-## 5. Scalability: read faults against an mmap/munmap loop
+## 5. Scalability: readers of one file
 
-Threads read-fault (and MADV_DONTNEED) a 32 MiB PTE-only shared mapping
-for 5 s while another thread mmaps and munmaps in a loop (an mmap_lock
-writer). Pages per second and the per-VMA lock counters.
+Threads read-fault their own part of one 32 MiB PTE-only shared mapping
+of one file (MADV_DONTNEED after each pass) for 5 s, pages per second:
+"readers" alone, "scale" while another thread mmaps and munmaps in a
+loop (an mmap_lock writer).
 
-| fs | threads | v7.3 pages/s | series pages/s | series / v7.3 | v7.3 vma_lock success / retry | series vma_lock success / retry |
-|---|---|---|---|---|---|---|
 HEAD
+header
 for fs in ext4 xfs; do
+	for t in 1 2 4; do
+		row "$fs" "readers, $t threads" "$fs-readers-$t" pages_per_s higher
+	done
 	for t in 1 2; do
-		n=$fs-scale-$t
-		b=$(val "$basef" "$n" pages_per_s) s=$(val "$seriesf" "$n" pages_per_s)
-		echo "| $fs | $t | $b | $s | $(ratio "$s" "$b") | $(val "$basef" "$n" vma_lock_success) / $(val "$basef" "$n" vma_lock_retry) | $(val "$seriesf" "$n" vma_lock_success) / $(val "$seriesf" "$n" vma_lock_retry) |"
+		row "$fs" "scale, $t threads" "$fs-scale-$t" pages_per_s higher
 	done
 done
 
@@ -189,59 +237,79 @@ cat <<HEAD
 ## 6. write(2) to a file nobody maps
 
 64 MiB in 4 KiB writes: into holes (allocating, IOMAP_F_NEW, which is
-where the entry-race fix sits) and over written data.
+where the entry-race fix sits) and over written data, MiB/s.
 
-| fs | case | v7.3 MiB/s | series MiB/s | series / v7.3 |
-|---|---|---|---|---|
 HEAD
+header
 for fs in ext4 xfs; do
 	for k in allocate_mibs overwrite_mibs; do
-		b=$(val "$basef" "$fs-write-unmapped" "$k") s=$(val "$seriesf" "$fs-write-unmapped" "$k")
-		echo "| $fs | ${k%_mibs} | $b | $s | $(ratio "$s" "$b") |"
+		row "$fs" "${k%_mibs}" "$fs-write-unmapped" "$k" higher
 	done
 done
 
 cat <<HEAD
 
+## Summary: outside the noise
+
+Every row above whose ranges do not overlap:
+
+HEAD
+header
+cat "$tmp/summary"
+echo
+echo "Inside the noise (ranges overlap, no direction claimed): $(wc -l <"$tmp/noise") rows:"
+echo
+paste -sd, "$tmp/noise" | sed 's/,/, /g'
+cat <<HEAD
+
 ## Plots
 
-MAP_POPULATE rows count the faults of the reads only (none: mmap() faulted
-the pages in, and its time is in the read time), so they have no bar on
-the log scale.
+Medians, with the min–max range of the boots as error bars. MAP_POPULATE
+rows count the faults of the reads only (none: mmap() faulted the pages
+in), so they have no bar on the log scale.
 
 ![faults per MiB read](results-faults.png)
 ![first read time](results-time.png)
-![MAP_SYNC latency histogram](results-mapsync.png)
+![throughputs](results-throughput.png)
 HEAD
 } >"$md"
 
-# Faults per MiB read (log scale) and read time, v7.3 vs series.
-awk -F'\t' '{ mib = ($1 ~ /64k/) ? 0.0625 : 128;
-	printf "%s\t%s\t%s\t%s\t%s\n", $1, ($2 == "-" ? 0 : $2 / mib), ($3 == "-" ? 0 : $3 / mib), $4, $5 }' \
-	"$tmp/faults.dat" >"$tmp/perm.dat"
+for fs in ext4 xfs erofs; do
+	for c in $read_cases; do
+		mib=128
+		[ "$c" = pte-seq-64k ] && mib=0.0625
+		plot_row "$fs-$c" "$fs-dax-$c" faults1 "$mib" >>"$tmp/faults.dat"
+		plot_row "$fs-$c" "$fs-dax-$c" ns1 1e6 >>"$tmp/time.dat"
+	done
+done
+for fs in ext4 xfs; do
+	plot_row "$fs-dio-read" "$fs-fio-dio-read" read_kibs 1024
+	plot_row "$fs-mmap-randrw-read" "$fs-fio-mmap-randrw" read_kibs 1024
+	plot_row "$fs-write-allocate" "$fs-write-unmapped" allocate_mibs 1
+	plot_row "$fs-write-overwrite" "$fs-write-unmapped" overwrite_mibs 1
+done >"$tmp/tput.dat"
 gnuplot <<PLOT
 set terminal pngcairo size 1100,500 noenhanced
 set style data histograms
-set style histogram clustered gap 1
+set style histogram errorbars gap 1 lw 1
 set style fill solid border -1
 set xtics rotate by -35
 set key outside top center horizontal
 set rmargin 10
 set datafile separator "\t"
 set output "$doc/results-faults.png"
-set title "Faults per MiB read, first read (log scale; QEMU/TCG guest)"
+set title "Faults per MiB, first read (log scale; median, min-max; QEMU/TCG)"
 set logscale y
 set ylabel "faults / MiB"
-plot "$tmp/perm.dat" using 2:xtic(1) title "v7.3", "" using 3 title "series"
+plot "$tmp/faults.dat" using 2:3:4:xtic(1) title "v7.3", "" using 5:6:7 title "series"
 unset logscale y
 set output "$doc/results-time.png"
-set title "First read time in ms (QEMU/TCG figures, not hardware)"
+set title "First read time in ms (median, min-max; QEMU/TCG figures, not hardware)"
 set ylabel "ms"
-plot "$tmp/perm.dat" using 4:xtic(1) title "v7.3", "" using 5 title "series"
-set output "$doc/results-mapsync.png"
-set title "ext4 MAP_SYNC write fault latency, empty file, idle (QEMU/TCG)"
-set ylabel "faults"
-set xlabel "microseconds"
-plot "$tmp/hist.dat" using 2:xtic(1) title "v7.3", "" using 3 title "series"
+plot "$tmp/time.dat" using 2:3:4:xtic(1) title "v7.3", "" using 5:6:7 title "series"
+set output "$doc/results-throughput.png"
+set title "Throughput in MiB/s (median, min-max; QEMU/TCG figures, not hardware)"
+set ylabel "MiB/s"
+plot "$tmp/tput.dat" using 2:3:4:xtic(1) title "v7.3", "" using 5:6:7 title "series"
 PLOT
 cat "$md"
