@@ -27,13 +27,6 @@ stat() {
 		printf "%.10g %.10g %.10g %d\n", m, v[1], v[NR], NR }'
 }
 
-# val FILE CASE KEY: the median, or "-".
-val() {
-	local m lo hi n
-	read -r m lo hi n < <(stat "$@")
-	echo "$m"
-}
-
 # cell FILE CASE KEY [DIV]: "median (min–max)", divided by DIV (1e6: ns
 # to ms, one decimal); just the value where all runs agree; "-" if none.
 cell() {
