@@ -1,5 +1,5 @@
 # Entry points of the harness; README.md documents them.
-.PHONY: run check check-kasan regen bench bites deps shellcheck clean help
+.PHONY: run check check-kasan regen bench bites fstests ndctl deps shellcheck clean help
 
 run:
 	./qemu-run.sh
@@ -28,6 +28,20 @@ bench:
 bites:
 	scripts/bites.sh
 
+# fstests (FSTESTS_SRC=your checkout) on v7.3 and the series, ext4 and
+# xfs -o dax=always, in QEMU on a Debian root disk: hours under TCG, not
+# part of make check. FSTESTS_ARGS="--configs xfs -- generic/413" narrows it.
+fstests:
+	scripts/install-deps.sh fstests
+	scripts/fstests.sh $(FSTESTS_ARGS)
+
+# ndctl's own DAX tests (its destructive "dax" suite, ndctl pinned in
+# scripts/base.env) on v7.3 and the series, in QEMU on a Debian root disk
+# with a legacy e820 pmem region. NDCTL_ARGS="-- dax-ext4.sh" narrows it.
+ndctl:
+	scripts/install-deps.sh ndctl
+	scripts/ndctl.sh $(NDCTL_ARGS)
+
 deps:
 	scripts/install-deps.sh
 
@@ -36,4 +50,4 @@ clean:
 	rm -rf build
 
 help:
-	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | bench | bites | deps | clean"
+	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | bench | bites | fstests | ndctl | deps | clean"

@@ -1,24 +1,37 @@
 #!/bin/bash
-# Usage: boot-guest.sh KERNEL INITRAMFS LOGDIR MODE
+# Usage: boot-guest.sh KERNEL INITRAMFS|ROOT.img LOGDIR MODE
 # Boot one guest in QEMU with two NVDIMMs (TEST and SCRATCH) backed by
-# files in $NVDIMM_DIR (default LOGDIR/..: created empty unless KEEP_NVDIMM=1,
-# which the crash tests use to boot again on what the last guest left).
+# files in $NVDIMM_DIR (created empty unless KEEP_NVDIMM=1, which the crash
+# tests use to boot again on what the last guest left); by default in
+# LOGDIR/nvdimm, removed when the guest ends, so that guests running at
+# once never share an NVDIMM.
 # MODE and the HARNESS_* variables go to the guest's init (guest/init).
 # The kernel log goes to LOGDIR/console.log, the guest's results to
 # LOGDIR/results.log (also streamed to stdout unless MODE is shell), the
 # guest's instructions to LOGDIR/harness.env (verdict.sh reads them).
+# With ROOT.img (an ext4 image from mkrootfs.sh) instead of an initramfs,
+# the guest boots a copy of it as its virtio root disk, with
+# /sbin/harness-init as init and FSTESTS_ENV (a file) as its
+# /harness/fstests.env; the copy is left as LOGDIR/root.img.
 # Environment: ACCEL (kvm|tcg, default: detect), QEMU_TIMEOUT (s),
-# APPEND (extra kernel arguments).
+# APPEND (extra kernel arguments), GUEST_MEM and GUEST_MAXMEM (QEMU -m
+# size and maxmem, default 2G and 4G: RAM plus both NVDIMMs must fit in
+# maxmem), NVDIMM_LABEL_SIZE (a label area per NVDIMM, default none).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 4 ] || die "usage: boot-guest.sh KERNEL INITRAMFS LOGDIR MODE"
 kernel=$1 initramfs=$2 logdir=$3 mode=$4
 need_tools qemu-system-x86_64 cpio timeout
-nvdir=${NVDIMM_DIR:-$BUILD/nvdimm}
 nvsize=${NVDIMM_SIZE:-1G}
-mkdir -p "$logdir" "$nvdir"
+mkdir -p "$logdir"
 logdir=$(cd "$logdir" && pwd)
+# Backing files of the guest's own unless the caller names a directory:
+# guests that run at once must not share NVDIMMs.
+nvdir=${NVDIMM_DIR:-$logdir/nvdimm}
+mkdir -p "$nvdir"
+owned=
+[ -n "${NVDIMM_DIR:-}" ] || owned=$nvdir
 
 for nv in test scratch; do
 	if [ "${KEEP_NVDIMM:-0}" != 1 ] || [ ! -f "$nvdir/$nv.img" ]; then
@@ -29,16 +42,32 @@ done
 
 # The guest's instructions: a second cpio appended to the initramfs.
 envdir=$(mktemp -d)
-trap 'rm -rf "$envdir"' EXIT
+trap 'rm -rf "$envdir" ${owned:+"$owned"}' EXIT
 {
 	printf 'HARNESS_MODE=%q\n' "$mode"
 	printf 'HARNESS_FS=%q\n' "${HARNESS_FS:-ext4}"
 	printf 'HARNESS_TESTS=%q\n' "${HARNESS_TESTS:-}"
 	printf 'HARNESS_CMD=%q\n' "${HARNESS_CMD:-}"
+	printf 'HARNESS_ENV=%q\n' "${HARNESS_ENV:-}"
 } >"$envdir/harness.env"
 cp "$envdir/harness.env" "$logdir/harness.env"
-(cd "$envdir" && echo harness.env | cpio -o -H newc --quiet) >"$envdir/env.cpio"
-cat "$initramfs" "$envdir/env.cpio" >"$logdir/initramfs.cpio"
+case $initramfs in
+*.img)
+	need_tools debugfs
+	[ -f "${FSTESTS_ENV:-}" ] || die "booting $initramfs needs FSTESTS_ENV"
+	cp --sparse=always "$initramfs" "$logdir/root.img"
+	debugfs -w -R "write $FSTESTS_ENV /harness/fstests.env" "$logdir/root.img" \
+		>/dev/null 2>&1 || die "cannot write fstests.env into $logdir/root.img"
+	bootopt=(-drive "file=$logdir/root.img,if=virtio,format=raw")
+	rootargs="root=/dev/vda rw rootfstype=ext4 init=/sbin/harness-init"
+	;;
+*)
+	(cd "$envdir" && echo harness.env | cpio -o -H newc --quiet) >"$envdir/env.cpio"
+	cat "$initramfs" "$envdir/env.cpio" >"$logdir/initramfs.cpio"
+	bootopt=(-initrd "$logdir/initramfs.cpio")
+	rootargs=
+	;;
+esac
 
 accel=${ACCEL:-$("$TOP/scripts/detect-accel.sh" "$kernel" "$initramfs")}
 case $accel in
@@ -50,13 +79,13 @@ tcg) accelopt=tcg,thread=single; cpu=() ;;
 esac
 
 cmd=(qemu-system-x86_64 -accel "$accelopt" "${cpu[@]}" -smp 2
-	-machine "pc,nvdimm=on" -m "2G,slots=2,maxmem=4G"
+	-machine "pc,nvdimm=on" -m "${GUEST_MEM:-2G},slots=2,maxmem=${GUEST_MAXMEM:-4G}"
 	-object "memory-backend-file,id=mem0,share=on,mem-path=$nvdir/test.img,size=$nvsize,align=2M"
-	-device "nvdimm,id=nv0,memdev=mem0"
+	-device "nvdimm,id=nv0,memdev=mem0${NVDIMM_LABEL_SIZE:+,label-size=$NVDIMM_LABEL_SIZE}"
 	-object "memory-backend-file,id=mem1,share=on,mem-path=$nvdir/scratch.img,size=$nvsize,align=2M"
-	-device "nvdimm,id=nv1,memdev=mem1"
-	-kernel "$kernel" -initrd "$logdir/initramfs.cpio"
-	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 ${APPEND:-}"
+	-device "nvdimm,id=nv1,memdev=mem1${NVDIMM_LABEL_SIZE:+,label-size=$NVDIMM_LABEL_SIZE}"
+	-kernel "$kernel" "${bootopt[@]}"
+	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=1 $rootargs ${APPEND:-}"
 	-display none -no-reboot -monitor none)
 if [ "$mode" = shell ]; then
 	cmd+=(-serial stdio -serial "file:$logdir/results.log")

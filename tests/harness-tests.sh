@@ -33,6 +33,38 @@ expect 2 "N must be a positive number" "crash cycles: N of 0" -- \
 	"$TOP/scripts/crash-cycles.sh" "$tmp/not-a-kernel" ext4 0
 expect 2 "N must be a positive number" "crash cycles: N not a number" -- \
 	"$TOP/scripts/crash-cycles.sh" "$tmp/not-a-kernel" ext4 abc
+fst=$TOP/scripts/fstests.sh
+expect 2 "unknown configuration 'btrfs'" "make fstests: unknown configuration" -- \
+	"$fst" --configs xfs,btrfs
+expect 2 "unknown kernel 'v6'" "make fstests: unknown kernel" -- "$fst" --kernels v6
+expect 2 "FSTESTS_SRC is not set" "make fstests without FSTESTS_SRC" -- \
+	env -u FSTESTS_SRC "$fst"
+expect 2 "does not look like fstests" "make fstests: FSTESTS_SRC not fstests" -- \
+	env FSTESTS_SRC="$tmp" "$fst"
+
+# The fstests table: a test that fails on the series and passes on v7.3
+# fails the run; one that fails on both, or is not run, does not.
+fake_boot() { # DIR XUNIT_CASES
+	mkdir -p "$1/results"
+	echo "HARNESS: DONE 0" >"$1/results.log"
+	printf '<testsuite>%s</testsuite>\n' "$2" >"$1/results/result.xml"
+}
+pass='<testcase name="generic/001" time="1"/>'
+fail='<testcase name="generic/001" time="1"><failure message="output mismatch"/></testcase>'
+skip='<testcase name="generic/002" time="0"><skipped message="no reflink"/></testcase>'
+fake_boot "$tmp/fst1/base-xfs" "$pass$skip"
+fake_boot "$tmp/fst1/series-xfs" "$fail$skip"
+fake_boot "$tmp/fst2/base-xfs" "$fail$skip"
+fake_boot "$tmp/fst2/series-xfs" "$fail$skip"
+report=$TOP/scripts/fstests-report.py
+rc=0; "$report" "$tmp/fst1" base series -- xfs >"$tmp/out1" 2>&1 || rc=$?
+tap_check "fstests table: a regression fails it" "$rc" 1 "| generic/001 | pass (1s) | fail: output mismatch |" "$tmp/out1"
+rc=0; "$report" "$tmp/fst2" base series -- xfs >"$tmp/out2" 2>&1 || rc=$?
+tap_check "fstests table: a failure on both does not" "$rc" 0 "| generic/002 | notrun: no reflink | notrun: no reflink |" "$tmp/out2"
+rm -f "$tmp/fst2/series-xfs/results.log"
+rc=0; "$report" "$tmp/fst2" base series -- xfs >"$tmp/out3" 2>&1 || rc=$?
+tap_check "fstests table: a boot that did not finish fails it" "$rc" 1 "series: .*boot did not finish" "$tmp/out3"
+
 if [ -f "$kernel" ]; then
 	expect 2 "matches no dax kselftest" "--tests that matches nothing" -- \
 		"$run" --kernel "$kernel" --tests 'no_such_test*'

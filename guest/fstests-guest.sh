@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Init (PID 1) of the fstests guests, on the Debian root disk that
+# scripts/mkrootfs.sh makes. The host writes /harness/fstests.env with
+#   HARNESS_SUITE   fstests (the default) or ndctl: then it runs
+#                   /harness/ndctl-guest.sh instead (make ndctl)
+#   FSTESTS_FS      ext4 or xfs
+#   FSTESTS_MKFS    mkfs options for TEST and SCRATCH
+#   FSTESTS_ARGS    the arguments of fstests' ./check (tests or -g groups)
+# Sets up the two NVDIMMs as fsdax (/dev/pmem0 = TEST, /dev/pmem1 =
+# SCRATCH), makes TEST's filesystem, runs ./check with both mounted
+# -o dax=always, and powers off. ./check's output goes to /dev/ttyS1 (the
+# host's results log), the kernel log to the console; the results stay
+# in /opt/xfstests/results on the root disk for the host to copy out.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mkdir -p /dev/shm /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t devpts devpts /dev/pts
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/mounts /etc/mtab
+mount -o remount,rw /
+hostname fstests-guest
+
+out=/dev/ttyS1
+say() { echo "HARNESS: $*" >"$out"; }
+finish() {
+	say "DONE $1"
+	sync
+	umount /mnt/test /mnt/scratch 2>/dev/null
+	mount -o remount,ro /
+	echo o >/proc/sysrq-trigger
+	sleep 60
+}
+
+# shellcheck disable=SC1091
+. /harness/fstests.env
+# make ndctl: ndctl's own tests instead (guest/ndctl-guest.sh), on the
+# legacy pmem region and the NVDIMMs as the kernel found them.
+if [ "${HARNESS_SUITE:-fstests}" = ndctl ]; then
+	/harness/ndctl-guest.sh >"$out" 2>&1
+	finish $?
+fi
+if ! /harness/fsdax-setup.sh >"$out" 2>&1; then
+	say "SETUP-FAILED fsdax"
+	finish 2
+fi
+# dmsetup waits for udev otherwise, and there is none.
+export DM_UDEV_SYNCHRONIZE=0 DM_DISABLE_UDEV=1
+
+cat >/opt/xfstests/local.config <<CONFIG
+export FSTYP=$FSTESTS_FS
+export TEST_DEV=/dev/pmem0
+export TEST_DIR=/mnt/test
+export SCRATCH_DEV=/dev/pmem1
+export SCRATCH_MNT=/mnt/scratch
+export MKFS_OPTIONS="$FSTESTS_MKFS"
+export MOUNT_OPTIONS="-o dax=always"
+export TEST_FS_MOUNT_OPTS="-o dax=always"
+CONFIG
+force=-F
+[ "$FSTESTS_FS" = xfs ] && force=-f
+# shellcheck disable=SC2086 # mkfs options are words
+if ! mkfs."$FSTESTS_FS" -q "$force" $FSTESTS_MKFS /dev/pmem0 >"$out" 2>&1; then
+	say "SETUP-FAILED mkfs.$FSTESTS_FS $FSTESTS_MKFS"
+	finish 2
+fi
+say "fstests on $FSTESTS_FS ($FSTESTS_MKFS), -o dax=always, kernel $(uname -r): ./check $FSTESTS_ARGS"
+cd /opt/xfstests || finish 2
+# shellcheck disable=SC2086 # test names and options are words
+./check $FSTESTS_ARGS >"$out" 2>&1
+finish $?
