@@ -18,6 +18,9 @@ usage: ./qemu-run.sh [options] [-- CMD]
   --append ARGS         extra kernel command line arguments
   --shell               interactive guest shell on this terminal
   --timeout S           guest time limit in seconds (default: 1800)
+  --env NAME=VALUE      set NAME in the tests' environment in the guest
+                        (repeatable; VALUE without spaces), e.g.
+                        DAX_FAULT_AROUND=1 or DAX_RACE_SECONDS=60
   -- CMD                run CMD in the guest (fsdax set up), exit with its status
 environment: KERNEL_SRC=DIR (your kernel git tree), KERNEL_BASE=REV,
   BUILD_DIR=DIR (default ./build), ACCEL=kvm|tcg
@@ -25,9 +28,10 @@ USAGE
 }
 
 fs=all profile=default kernel="" series=1 tests="" append="" mode=test timeout=1800 guestcmd=""
+env=""
 while [ $# -gt 0 ]; do
 	case $1 in
-	--fs|--config|--kernel|--tests|--append|--timeout)
+	--fs|--config|--kernel|--tests|--append|--timeout|--env)
 		[ $# -ge 2 ] || die "$1 needs an argument"
 		case $1 in
 		--fs) fs=$2 ;;
@@ -36,6 +40,10 @@ while [ $# -gt 0 ]; do
 		--tests) tests=$2 ;;
 		--append) append=$2 ;;
 		--timeout) timeout=$2 ;;
+		--env)
+			[[ $2 =~ ^[A-Z_][A-Z0-9_]*=[^[:space:]]*$ ]] ||
+				die "--env needs NAME=VALUE (VALUE without spaces), not '$2'"
+			env="${env:+$env }$2" ;;
 		esac
 		shift ;;
 	--no-series) series=0 ;;
@@ -96,7 +104,7 @@ fi
 "$TOP/scripts/mkinitramfs.sh" "$BUILD/initramfs.cpio" "$BUILD/kselftest-install"
 
 logdir=$BUILD/logs/$(date +%Y%m%d-%H%M%S)-$$
-export HARNESS_FS="$fs" HARNESS_TESTS="$tests" HARNESS_CMD="$guestcmd"
+export HARNESS_FS="$fs" HARNESS_TESTS="$tests" HARNESS_CMD="$guestcmd" HARNESS_ENV="$env"
 export APPEND="$append" QEMU_TIMEOUT="$timeout"
 "$TOP/scripts/boot-guest.sh" "$kernel" "$BUILD/initramfs.cpio" "$logdir" "$mode"
 [ "$mode" != shell ] || exit 0

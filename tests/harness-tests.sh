@@ -29,6 +29,7 @@ expect 2 "unknown --config 'nope'" "unknown config profile" -- "$run" --config n
 expect 2 "needs a number" "bad --timeout" -- "$run" --timeout soon
 expect 2 "needs an argument" "option without its argument" -- "$run" --fs
 expect 2 "needs a command" "-- without a command" -- "$run" --
+expect 2 "--env needs NAME=VALUE" "--env without NAME=VALUE" -- "$run" --env "A B"
 expect 2 "N must be a positive number" "crash cycles: N of 0" -- \
 	"$TOP/scripts/crash-cycles.sh" "$tmp/not-a-kernel" ext4 0
 expect 2 "N must be a positive number" "crash cycles: N not a number" -- \
