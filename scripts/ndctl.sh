@@ -17,8 +17,8 @@
 # each, back to back, so that the second one starts 16 MiB aligned, as
 # ndctl wants its namespaces). Tests that load nfit_test or cxl_test,
 # and revoke-devmem without /dev/mem, are skipped (guest/ndctl-guest.sh).
-# The NVDIMMs' backing files are the boot's own (not $BUILD/nvdimm, which
-# the other guests share). Writes per boot the logs (results.log,
+# The NVDIMMs' backing files are the boot's own, as for every guest.
+# Writes per boot the logs (results.log,
 # console.log, each test's output under ndctl-logs/) under
 # $BUILD/logs/ndctl-TIME/KERNEL and a table test -> result per kernel to
 # .../summary.md, which it prints. A kernel complaint (verdict.sh's list)
