@@ -80,22 +80,9 @@ fi
 
 rootfs=$BUILD/fstests-root.img
 "$TOP/scripts/mkrootfs.sh" "$rootfs" "$fst"
-series=$("$TOP/scripts/apply-series.sh")
-kernel_image() {
-	case $1 in
-	series)
-		"$TOP/scripts/build-kernel.sh" "$series" "$BUILD/obj-default" default >&2
-		echo "$BUILD/obj-default/arch/x86/boot/bzImage" ;;
-	base)
-		"$TOP/scripts/build-kernel.sh" "$("$TOP/scripts/get-base.sh")" \
-			"$BUILD/obj-default-base" default >&2
-		echo "$BUILD/obj-default-base/arch/x86/boot/bzImage" ;;
-	esac
-}
-
 declare -A image
 for k in "${kernels[@]}"; do
-	image[$k]=$(kernel_image "$k")
+	image[$k]=$(default_kernel "$k")
 done
 
 # One boot: kernel $1, configuration $2, logs and results in $3.

@@ -111,3 +111,17 @@ private_apt() {
 		 -o "Dir::State::Lists=$dir/lists"
 		 -o "Dir::Cache::archives=$dir/archives")
 }
+
+# default_kernel base|series: build the default profile of plain v7.3
+# (obj-default-base) or of the series (obj-default), as make bench and
+# make bites do, showing progress on stderr; print the bzImage path.
+default_kernel() {
+	local src obj
+	case $1 in
+	series) src=$("$TOP/scripts/apply-series.sh") obj=$BUILD/obj-default ;;
+	base) src=$("$TOP/scripts/get-base.sh") obj=$BUILD/obj-default-base ;;
+	*) die "default_kernel: unknown kernel '$1' (base, series)" ;;
+	esac || return
+	"$TOP/scripts/build-kernel.sh" "$src" "$obj" default >&2 || return
+	echo "$obj/arch/x86/boot/bzImage"
+}

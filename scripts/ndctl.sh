@@ -72,16 +72,7 @@ kernel_image() {
 		echo "${image[$1]}"
 		return
 	fi
-	case $1 in
-	series)
-		"$TOP/scripts/build-kernel.sh" "$("$TOP/scripts/apply-series.sh")" \
-			"$BUILD/obj-default" default >&2
-		echo "$BUILD/obj-default/arch/x86/boot/bzImage" ;;
-	base)
-		"$TOP/scripts/build-kernel.sh" "$("$TOP/scripts/get-base.sh")" \
-			"$BUILD/obj-default-base" default >&2
-		echo "$BUILD/obj-default-base/arch/x86/boot/bzImage" ;;
-	esac
+	default_kernel "$1"
 }
 # The kernel complaints verdict.sh fails a run for: the one list.
 kernel_bad=$(sed -n "s/^kernel_bad='\(.*\)'$/\1/p" "$TOP/scripts/verdict.sh")
