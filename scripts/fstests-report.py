@@ -43,7 +43,10 @@ def from_check_log(path):
             if not m:
                 continue
             name, rest = m.groups()
-            if '[not run]' in rest:
+            if 'HARNESS:' in rest:
+                # The boot's time limit (or the guest) ended it mid-test.
+                res[name] = 'not finished: ' + rest[rest.index('HARNESS:'):].strip()
+            elif '[not run]' in rest:
                 res[name] = 'notrun: ' + rest.split('[not run]', 1)[1].strip()
             elif '[failed' in rest or 'output mismatch' in rest or '_check_' in rest:
                 res[name] = 'fail: ' + rest.strip()
@@ -91,7 +94,9 @@ def main(argv):
             t = open(secs).read().strip() + ' s' if os.path.exists(secs) else '?'
             counts = {}
             for r in results[k].values():
-                counts[r.split(':')[0].split(' ')[0]] = counts.get(r.split(':')[0].split(' ')[0], 0) + 1
+                kind = r.split(':')[0]
+                kind = kind if kind.startswith('not ') else kind.split(' ')[0]
+                counts[kind] = counts.get(kind, 0) + 1
             print('- %s: %s, boot %s%s' % (k, ', '.join('%d %s' % (v, n) for n, v in sorted(counts.items())),
                                           t, ' — ' + problems[k] if problems[k] else ''))
             bad = bad or problems[k] is not None

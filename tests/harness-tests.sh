@@ -65,6 +65,15 @@ tap_check "fstests table: a failure on both does not" "$rc" 0 "| generic/002 | n
 rm -f "$tmp/fst2/series-xfs/results.log"
 rc=0; "$report" "$tmp/fst2" base series -- xfs >"$tmp/out3" 2>&1 || rc=$?
 tap_check "fstests table: a boot that did not finish fails it" "$rc" 1 "series: .*boot did not finish" "$tmp/out3"
+# A boot that the time limit ended in the middle of a test: that test is
+# not finished, whatever its line ends with (here "3600s").
+mkdir -p "$tmp/fst3/base-xfs" "$tmp/fst3/series-xfs"
+for k in base series; do
+	printf '%s\n' "generic/001 12s ...  11s" \
+		"generic/672        HARNESS: TIMEOUT after 3600s" >"$tmp/fst3/$k-xfs/results.log"
+done
+rc=0; "$report" "$tmp/fst3" base series -- xfs >"$tmp/out4" 2>&1 || rc=$?
+tap_check "fstests table: a test cut by the time limit is not a pass" "$rc" 1 "| generic/672 | not finished: HARNESS: TIMEOUT after 3600s |" "$tmp/out4"
 
 if [ -f "$kernel" ]; then
 	expect 2 "matches no dax kselftest" "--tests that matches nothing" -- \
