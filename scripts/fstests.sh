@@ -16,7 +16,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-kernels=base,series configs=ext4,xfs,xfs-su2m,xfs-rmapbt
+all_configs=ext4,xfs,xfs-su2m,xfs-rmapbt
+kernels=base,series configs=$all_configs
 tests=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -45,7 +46,7 @@ config_mkfs() {
 IFS=, read -r -a configs <<<"$configs"
 IFS=, read -r -a kernels <<<"$kernels"
 for c in "${configs[@]}"; do
-	config_fs "$c" >/dev/null || die "unknown configuration '$c' (ext4, xfs, xfs-su2m, xfs-rmapbt)"
+	config_fs "$c" >/dev/null || die "unknown configuration '$c' (${all_configs//,/, })"
 done
 for k in "${kernels[@]}"; do
 	case $k in base|series) ;; *) die "unknown kernel '$k' (base, series)" ;; esac
