@@ -8,11 +8,12 @@
 #   FSTESTS_MKFS    mkfs options for TEST and SCRATCH
 #   FSTESTS_ARGS    the arguments of fstests' ./check (tests or -g groups)
 # Sets up the two NVDIMMs as fsdax (/dev/pmem0 = TEST, /dev/pmem1 =
-# SCRATCH), makes TEST's filesystem, runs ./check with both mounted
-# -o dax=always, and powers off. ./check's output goes to /dev/ttyS1 (the
+# SCRATCH; /dev/vdb, when there, is LOGWRITES_DEV), makes TEST's
+# filesystem, runs ./check with both mounted -o dax=always, and powers off. ./check's output goes to /dev/ttyS1 (the
 # host's results log), the kernel log to the console; the results stay
 # in /opt/xfstests/results on the root disk for the host to copy out.
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+# /usr/local/sbin first: its su is the one that works here (su-nopam.sh).
+export PATH=/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
@@ -53,6 +54,7 @@ fi
 # dmsetup waits for udev otherwise, and there is none.
 export DM_UDEV_SYNCHRONIZE=0 DM_DISABLE_UDEV=1
 
+# shellcheck disable=SC2153 # FSTESTS_FS: from /harness/fstests.env
 cat >/opt/xfstests/local.config <<CONFIG
 export FSTYP=$FSTESTS_FS
 export TEST_DEV=/dev/pmem0
@@ -63,6 +65,8 @@ export MKFS_OPTIONS="$FSTESTS_MKFS"
 export MOUNT_OPTIONS="-o dax=always"
 export TEST_FS_MOUNT_OPTS="-o dax=always"
 CONFIG
+# The host's empty second disk: the log of dm-log-writes (generic/470).
+[ -b /dev/vdb ] && echo "export LOGWRITES_DEV=/dev/vdb" >>/opt/xfstests/local.config
 force=-F
 [ "$FSTESTS_FS" = xfs ] && force=-f
 # shellcheck disable=SC2086 # mkfs options are words

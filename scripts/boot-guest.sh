@@ -12,7 +12,8 @@
 # With ROOT.img (an ext4 image from mkrootfs.sh) instead of an initramfs,
 # the guest boots a copy of it as its virtio root disk, with
 # /sbin/harness-init as init and FSTESTS_ENV (a file) as its
-# /harness/fstests.env; the copy is left as LOGDIR/root.img.
+# /harness/fstests.env; the copy is left as LOGDIR/root.img. A second,
+# empty virtio disk (/dev/vdb) is there for dm-log-writes' log.
 # Environment: ACCEL (kvm|tcg, default: detect), QEMU_TIMEOUT (s),
 # APPEND (extra kernel arguments), GUEST_MEM and GUEST_MAXMEM (QEMU -m
 # size and maxmem, default 2G and 4G: RAM plus both NVDIMMs must fit in
@@ -58,7 +59,11 @@ case $initramfs in
 	cp --sparse=always "$initramfs" "$logdir/root.img"
 	debugfs -w -R "write $FSTESTS_ENV /harness/fstests.env" "$logdir/root.img" \
 		>/dev/null 2>&1 || die "cannot write fstests.env into $logdir/root.img"
-	bootopt=(-drive "file=$logdir/root.img,if=virtio,format=raw")
+	# A second disk, empty, for dm-log-writes' log (fstests'
+	# LOGWRITES_DEV: generic/470), removed with the NVDIMMs' files.
+	truncate -s 2G "$nvdir/logwrites.img"
+	bootopt=(-drive "file=$logdir/root.img,if=virtio,format=raw"
+		-drive "file=$nvdir/logwrites.img,if=virtio,format=raw")
 	rootargs="root=/dev/vda rw rootfstype=ext4 init=/sbin/harness-init"
 	;;
 *)

@@ -50,7 +50,8 @@ if [ "$(cat "$debian.stamp" 2>/dev/null)" != "$want" ]; then
 	echo "$want" >"$debian.stamp"
 fi
 
-stamp=$({ cat "$debian.stamp" "$0" "$TOP/guest/fstests-guest.sh" "$TOP/guest/fsdax-setup.sh"
+stamp=$({ cat "$debian.stamp" "$0" "$TOP/guest/fstests-guest.sh" "$TOP/guest/fsdax-setup.sh" \
+		"$TOP/guest/su-nopam.sh"
 	if [ "$fst" != - ]; then cat "$fst/.harness-build-stamp"; fi
 	if [ -n "$ndctl" ]; then cat "$ndctl/.harness-build-stamp" "$TOP/guest/ndctl-guest.sh"; fi
 	} | sha256sum | cut -d' ' -f1)
@@ -69,6 +70,8 @@ if [ -n "$ndctl" ]; then
 fi
 install -m 755 "$TOP/guest/fsdax-setup.sh" "$root/harness/fsdax-setup.sh"
 install -m 755 "$TOP/guest/fstests-guest.sh" "$root/sbin/harness-init"
+# Debian's su fails under a kernel without networking (see the script).
+install -m 755 "$TOP/guest/su-nopam.sh" "$root/usr/local/sbin/su"
 # The users and groups some tests switch to (fstests README).
 chroot "$root" /bin/sh -c 'useradd -m fsgqa && groupadd fsgqa2 &&
 	useradd -m -g fsgqa2 fsgqa2 && useradd 123456-fsgqa' >/dev/null
