@@ -6,10 +6,14 @@
 #                   /harness/ndctl-guest.sh instead (make ndctl)
 #   FSTESTS_FS      ext4 or xfs
 #   FSTESTS_MKFS    mkfs options for TEST and SCRATCH
-#   FSTESTS_ARGS    the arguments of fstests' ./check (tests or -g groups)
+#   FSTESTS_ARGS    the arguments of fstests' ./check (tests or -g groups;
+#                   none: no ./check)
+#   FSTESTS_FSX     fsx runs after ./check, one per line: NAME SEED OPS
+#                   [fsx options] (tests/fsx-runs), on a file of TEST
 # Sets up the two NVDIMMs as fsdax (/dev/pmem0 = TEST, /dev/pmem1 =
 # SCRATCH; /dev/vdb, when there, is LOGWRITES_DEV), makes TEST's
-# filesystem, runs ./check with both mounted -o dax=always, and powers off. ./check's output goes to /dev/ttyS1 (the
+# filesystem, runs ./check with both mounted -o dax=always, then the fsx
+# runs, and powers off. ./check's output goes to /dev/ttyS1 (the
 # host's results log), the kernel log to the console; the results stay
 # in /opt/xfstests/results on the root disk for the host to copy out.
 # /usr/local/sbin first: its su is the one that works here (su-nopam.sh).
@@ -74,8 +78,39 @@ if ! mkfs."$FSTESTS_FS" -q "$force" $FSTESTS_MKFS /dev/pmem0 >"$out" 2>&1; then
 	say "SETUP-FAILED mkfs.$FSTESTS_FS $FSTESTS_MKFS"
 	finish 2
 fi
-say "fstests on $FSTESTS_FS ($FSTESTS_MKFS), -o dax=always, kernel $(uname -r): ./check $FSTESTS_ARGS"
+say "fstests on $FSTESTS_FS ($FSTESTS_MKFS), -o dax=always, kernel $(uname -r): ./check ${FSTESTS_ARGS:-(none)}"
 cd /opt/xfstests || finish 2
-# shellcheck disable=SC2086 # test names and options are words
-./check $FSTESTS_ARGS >"$out" 2>&1
-finish $?
+rc=0
+if [ -n "${FSTESTS_ARGS:-}" ]; then
+	# shellcheck disable=SC2086 # test names and options are words
+	./check $FSTESTS_ARGS >"$out" 2>&1 || rc=$?
+fi
+
+# The fsx runs, each on a new file of TEST, reported in ./check's way
+# ("fsx/NAME 12s", or "[failed, ...]") for scripts/fstests-report.py;
+# fsx's own logs stay in /opt/xfstests/results/fsx for the host.
+run_fsx() {
+	local name=$1 seed=$2 ops=$3 start=$SECONDS st=0
+	shift 3
+	echo "fsx-run: begin $name" >/dev/kmsg
+	./ltp/fsx -q -S "$seed" -N "$ops" -P results/fsx "$@" "/mnt/test/fsx-$name" \
+		>"results/fsx/$name.out" 2>&1 || st=$?
+	echo "fsx-run: end $name" >/dev/kmsg
+	if [ "$st" = 0 ]; then
+		echo "fsx/$name $((SECONDS - start))s"
+	else
+		echo "fsx/$name [failed, exit status $st] $(tail -n 1 "results/fsx/$name.out")"
+		rc=1
+	fi
+	rm -f "/mnt/test/fsx-$name"
+}
+if [ -n "${FSTESTS_FSX:-}" ]; then
+	mkdir -p results/fsx /mnt/test
+	mountpoint -q /mnt/test || mount -o dax=always /dev/pmem0 /mnt/test
+	while read -r name seed ops opts; do
+		say "fsx $name: -S $seed -N $ops $opts"
+		# shellcheck disable=SC2086 # the options are words
+		run_fsx "$name" "$seed" "$ops" $opts >"$out" 2>&1
+	done <<<"$FSTESTS_FSX"
+fi
+finish "$rc"

@@ -31,7 +31,7 @@ def from_xunit(path):
     return res
 
 
-TEST = re.compile(r'^((?:generic|xfs|ext4|shared)/\d+)\s+(.*)$')
+TEST = re.compile(r'^((?:generic|xfs|ext4|shared)/\d+|fsx/[\w.-]+)\s+(.*)$')
 
 
 def from_check_log(path):

@@ -4,7 +4,9 @@
 # the two fsdax NVDIMMs mounted -o dax=always, one boot per kernel and
 # configuration, on plain v7.3 (base) and on the series (series), both of
 # the default profile. TESTS are ./check arguments (test names, -g GROUP);
-# by default those of tests/fstests-selection. Writes per boot the logs
+# by default those of tests/fstests-selection; the word "fsx" among them
+# adds the fsx runs of tests/fsx-runs (reported as fsx/NAME) after
+# ./check. Writes per boot the logs
 # and fstests' results under $BUILD/logs/fstests-TIME/KERNEL-CONFIG and a
 # table test -> result per kernel (with the reason of every notrun) to
 # .../summary.md, which it prints. FSTESTS_JOBS=2 runs the boots of a
@@ -52,6 +54,16 @@ for k in "${kernels[@]}"; do
 	case $k in base|series) ;; *) die "unknown kernel '$k' (base, series)" ;; esac
 done
 
+# The fsx runs (FSTESTS_FSX_RUNS: another list, for the harness's tests),
+# checked before anything is built.
+runs_file=${FSTESTS_FSX_RUNS:-$TOP/tests/fsx-runs}
+[ -f "$runs_file" ] || die "no fsx runs file $runs_file"
+fsx_runs=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$runs_file")
+while read -r name seed ops _; do
+	case $seed in ''|*[!0-9]*) die "$runs_file: fsx run '$name' needs a numeric SEED" ;; esac
+	case $ops in ''|*[!0-9]*) die "$runs_file: fsx run '$name' needs a numeric OPS" ;; esac
+done <<<"$fsx_runs"
+
 fst=$("$TOP/scripts/get-fstests.sh")
 # The default selection: "-g GROUP" lines pass through; "A&B" lines
 # become the tests of fstests' group lists that are in both groups.
@@ -82,6 +94,13 @@ if [ ${#tests[@]} -eq 0 ]; then
 	done
 fi
 
+# "fsx" among the tests: the runs of tests/fsx-runs after ./check.
+fsx=0 check_args=()
+for t in "${tests[@]}"; do
+	if [ "$t" = fsx ]; then fsx=1; else check_args+=("$t"); fi
+done
+[ "$fsx" = 1 ] || fsx_runs=
+
 rootfs=$BUILD/fstests-root.img
 "$TOP/scripts/mkrootfs.sh" "$rootfs" "$fst"
 declare -A image
@@ -96,7 +115,10 @@ boot_one() {
 	{
 		printf 'FSTESTS_FS=%q\n' "$(config_fs "$c")"
 		printf 'FSTESTS_MKFS=%q\n' "$(config_mkfs "$c")"
-		printf 'FSTESTS_ARGS=%q\n' "-R xunit ${tests[*]}"
+		if [ ${#check_args[@]} -gt 0 ]; then
+			printf 'FSTESTS_ARGS=%q\n' "-R xunit ${check_args[*]}"
+		fi
+		printf 'FSTESTS_FSX=%q\n' "$fsx_runs"
 	} >"$dir/fstests.env"
 	ACCEL=${ACCEL:-$(cat "$BUILD/accel" 2>/dev/null || echo tcg)} \
 		FSTESTS_ENV=$dir/fstests.env QEMU_TIMEOUT=${FSTESTS_TIMEOUT:-14400} \

@@ -38,6 +38,9 @@ fst=$TOP/scripts/fstests.sh
 expect 2 "unknown configuration 'btrfs'" "make fstests: unknown configuration" -- \
 	"$fst" --configs xfs,btrfs
 expect 2 "unknown kernel 'v6'" "make fstests: unknown kernel" -- "$fst" --kernels v6
+printf 'ok 1 100\nbad x 100\n' >"$tmp/fsx-runs"
+expect 2 "fsx run 'bad' needs a numeric SEED" "make fstests: bad fsx runs list" -- \
+	env FSTESTS_FSX_RUNS="$tmp/fsx-runs" "$fst"
 expect 2 "FSTESTS_SRC is not set" "make fstests without FSTESTS_SRC" -- \
 	env -u FSTESTS_SRC "$fst"
 expect 2 "does not look like fstests" "make fstests: FSTESTS_SRC not fstests" -- \
@@ -74,6 +77,15 @@ for k in base series; do
 done
 rc=0; "$report" "$tmp/fst3" base series -- xfs >"$tmp/out4" 2>&1 || rc=$?
 tap_check "fstests table: a test cut by the time limit is not a pass" "$rc" 1 "| generic/672 | not finished: HARNESS: TIMEOUT after 3600s |" "$tmp/out4"
+
+# An fsx run of ours that fails on the series and passes on v7.3 fails
+# the table like a test of fstests.
+mkdir -p "$tmp/fst4/base-xfs" "$tmp/fst4/series-xfs"
+printf '%s\n' "fsx/small 40s" "HARNESS: DONE 0" >"$tmp/fst4/base-xfs/results.log"
+printf '%s\n' "fsx/small [failed, exit status 1] READ BAD DATA" "HARNESS: DONE 1" \
+	>"$tmp/fst4/series-xfs/results.log"
+rc=0; "$report" "$tmp/fst4" base series -- xfs >"$tmp/out5" 2>&1 || rc=$?
+tap_check "fstests table: an fsx run that fails on the series fails it" "$rc" 1 "| fsx/small | pass | fail: \[failed, exit status 1\] READ BAD DATA |" "$tmp/out5"
 
 if [ -f "$kernel" ]; then
 	expect 2 "matches no dax kselftest" "--tests that matches nothing" -- \
