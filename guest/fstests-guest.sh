@@ -92,14 +92,17 @@ fi
 run_fsx() {
 	local name=$1 seed=$2 ops=$3 start=$SECONDS st=0
 	shift 3
+	# The name first, as ./check does: a crash or time-out mid-run
+	# then shows on its line.
+	printf 'fsx/%s ' "$name"
 	echo "fsx-run: begin $name" >/dev/kmsg
 	./ltp/fsx -q -S "$seed" -N "$ops" -P results/fsx "$@" "/mnt/test/fsx-$name" \
 		>"results/fsx/$name.out" 2>&1 || st=$?
 	echo "fsx-run: end $name" >/dev/kmsg
 	if [ "$st" = 0 ]; then
-		echo "fsx/$name $((SECONDS - start))s"
+		echo "$((SECONDS - start))s"
 	else
-		echo "fsx/$name [failed, exit status $st] $(tail -n 1 "results/fsx/$name.out")"
+		echo "[failed, exit status $st] $(tail -n 1 "results/fsx/$name.out")"
 		rc=1
 	fi
 	rm -f "/mnt/test/fsx-$name"
@@ -107,10 +110,15 @@ run_fsx() {
 if [ -n "${FSTESTS_FSX:-}" ]; then
 	mkdir -p results/fsx /mnt/test
 	mountpoint -q /mnt/test || mount -o dax=always /dev/pmem0 /mnt/test
+	# fsx on the root disk would pass and prove nothing.
+	if ! grep -q '^/dev/pmem0 /mnt/test .*dax=always' /proc/mounts; then
+		say "SETUP-FAILED /dev/pmem0 not mounted -o dax=always on /mnt/test for fsx"
+		finish 2
+	fi
 	while read -r name seed ops opts; do
+		read -r -a optv <<<"$opts"
 		say "fsx $name: -S $seed -N $ops $opts"
-		# shellcheck disable=SC2086 # the options are words
-		run_fsx "$name" "$seed" "$ops" $opts >"$out" 2>&1
+		run_fsx "$name" "$seed" "$ops" "${optv[@]}" >"$out" 2>&1
 	done <<<"$FSTESTS_FSX"
 fi
 finish "$rc"

@@ -18,8 +18,10 @@ while [ $# -gt 0 ]; do
 	-|-l|--login) login=1 ;;
 	-m|-p|--preserve-environment) ;;
 	-s|--shell) [ $# -ge 2 ] || die "$1 needs a shell"; shell=$2; shift ;;
+	--shell=*) shell=${1#--shell=} ;;
 	-c|--command) [ $# -ge 2 ] || die "$1 needs a command"; cmd=$2; shift ;;
-	--) shift; break ;;
+	--command=*) cmd=${1#--command=} ;;
+	--) shift; [ -n "$user" ] || [ $# -eq 0 ] || { user=$1; shift; }; break ;;
 	-*) die "option $1 is not supported here" ;;
 	*) [ -z "$user" ] || break; user=$1 ;;
 	esac
@@ -32,7 +34,8 @@ $entry
 EOF
 shell=${shell:-${ushell:-/bin/sh}}
 export HOME="$home" USER="$user" LOGNAME="$user" SHELL="$shell"
-[ "$login" = 0 ] || cd "$home"
+# A login shell starts in the user's home, or in / as su does without one.
+[ "$login" = 0 ] || cd "$home" 2>/dev/null || cd /
 if [ -n "$cmd" ]; then
 	exec setpriv --reuid="$uid" --regid="$gid" --init-groups "$shell" -c "$cmd" "$@"
 fi

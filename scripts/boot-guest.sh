@@ -61,6 +61,7 @@ case $initramfs in
 		>/dev/null 2>&1 || die "cannot write fstests.env into $logdir/root.img"
 	# A second disk, empty, for dm-log-writes' log (fstests'
 	# LOGWRITES_DEV: generic/470), removed with the NVDIMMs' files.
+	rm -f "$nvdir/logwrites.img"
 	truncate -s 2G "$nvdir/logwrites.img"
 	bootopt=(-drive "file=$logdir/root.img,if=virtio,format=raw"
 		-drive "file=$nvdir/logwrites.img,if=virtio,format=raw")

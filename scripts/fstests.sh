@@ -59,8 +59,14 @@ done
 runs_file=${FSTESTS_FSX_RUNS:-$TOP/tests/fsx-runs}
 [ -f "$runs_file" ] || die "no fsx runs file $runs_file"
 fsx_runs=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$runs_file")
+declare -A fsx_names=()
 while read -r name seed ops _; do
-	case $seed in ''|*[!0-9]*) die "$runs_file: fsx run '$name' needs a numeric SEED" ;; esac
+	[ -n "$name" ] || continue
+	case $name in *[!A-Za-z0-9_.-]*) die "$runs_file: fsx run name '$name': use letters, digits, _ . -" ;; esac
+	[ -z "${fsx_names[$name]:-}" ] || die "$runs_file: fsx run '$name' is listed twice"
+	fsx_names[$name]=1
+	# fsx takes seed 0 for "pick one": a run must be repeatable.
+	case $seed in ''|0|*[!0-9]*) die "$runs_file: fsx run '$name' needs a numeric SEED other than 0" ;; esac
 	case $ops in ''|*[!0-9]*) die "$runs_file: fsx run '$name' needs a numeric OPS" ;; esac
 done <<<"$fsx_runs"
 

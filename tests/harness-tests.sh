@@ -41,6 +41,9 @@ expect 2 "unknown kernel 'v6'" "make fstests: unknown kernel" -- "$fst" --kernel
 printf 'ok 1 100\nbad x 100\n' >"$tmp/fsx-runs"
 expect 2 "fsx run 'bad' needs a numeric SEED" "make fstests: bad fsx runs list" -- \
 	env FSTESTS_FSX_RUNS="$tmp/fsx-runs" "$fst"
+printf 'a/b 1 100\n' >"$tmp/fsx-runs"
+expect 2 "fsx run name 'a/b'" "make fstests: fsx run name not a word" -- \
+	env FSTESTS_FSX_RUNS="$tmp/fsx-runs" "$fst"
 expect 2 "FSTESTS_SRC is not set" "make fstests without FSTESTS_SRC" -- \
 	env -u FSTESTS_SRC "$fst"
 expect 2 "does not look like fstests" "make fstests: FSTESTS_SRC not fstests" -- \
