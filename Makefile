@@ -1,5 +1,5 @@
 # Entry points of the harness; README.md documents them.
-.PHONY: run check check-kasan regen bench bites fstests ndctl deps shellcheck clean help
+.PHONY: run check check-kasan regen postings bench bites fstests ndctl deps shellcheck clean help
 
 run:
 	./qemu-run.sh
@@ -16,9 +16,16 @@ check-only:
 check-kasan:
 	./qemu-run.sh --config kasan
 
-# Regenerate patches/ and series from the kernel tree (build/series).
+# Regenerate patches/ and series from the kernel tree (build/series),
+# and the postings (build/postings) when git names a person who posts.
 regen:
 	scripts/regen-patches.sh
+	scripts/postings.sh --if-poster
+
+# The postings for git send-email, signed off by POSTER="Name <address>"
+# or git's user.name and user.email: build/postings/NAME/ (README).
+postings:
+	scripts/postings.sh
 
 bench:
 	scripts/bench.sh
@@ -50,4 +57,4 @@ clean:
 	rm -rf build
 
 help:
-	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | bench | bites | fstests | ndctl | deps | clean"
+	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | postings | bench | bites | fstests | ndctl | deps | clean"

@@ -14,11 +14,12 @@ checks=(
 	series-files      # series and patches/ agree; patches/ is what regen gives
 	series-applies    # the series applies to the pinned base with git am
 	b4                # b4 am takes the series from a list mbox, in order
-	checkpatch        # checkpatch.pl --strict: no errors, no warnings
+	checkpatch        # checkpatch.pl --strict on the postings: no errors, no warnings
 	kernel-doc        # kernel-doc -none -Wall on touched C files: nothing new
 	kernel-configs    # every profile in kernel-config/ configures, nothing dropped
 	kernel-build      # bzImage of the default profile, at the tip
 	bisect-build      # every patch builds (W=1, touched objects) in order
+	postings          # each posting: signed off by its poster alone, b4 takes it, applies and builds on its base
 	sparse            # sparse (C=2) on touched objects: nothing new vs base
 	sparse-bites      # the sparse check fails on a patch adding a warning
 	selftests-build   # make -C tools/testing/selftests TARGETS=dax
@@ -101,24 +102,48 @@ check_series-applies() {
 	echo "$(git -C "$src" rev-list --count "$base..HEAD") patches applied in $src"
 }
 
+# The postings (scripts/postings.sh) as make regen's user would send
+# them, made once per run with a stand-in poster: what checkpatch and
+# the postings check read. The committed patches carry no Signed-off-by.
+check_poster="Patch Poster <poster@example.org>"
+postings_dir=
+ensure_postings() {
+	[ -n "$postings_dir" ] && return 0
+	ensure_tree || return 1
+	POSTINGS_CHECK=1 POSTER=$check_poster \
+		"$TOP/scripts/postings.sh" "$BUILD/check/postings" >/dev/null || return 1
+	postings_dir=$BUILD/check/postings
+}
+
+# posting_patches NAME: the patch files of a posting, without its cover.
+posting_patches() {
+	local f
+	for f in "$postings_dir/$1"/*.patch; do
+		case ${f##*/} in 0000-cover-letter.patch) ;; *) echo "$f" ;; esac
+	done
+}
+
 # Errors and warnings fail; --strict's CHECKs are listed (the tracepoint
 # macros and xfs's function definition style always draw some). The base
 # tree from Debian's source package has no upstream history, so commit
-# ids in Fixes: tags cannot be looked up here (UNKNOWN_COMMIT_ID).
+# ids in Fixes: tags cannot be looked up here (UNKNOWN_COMMIT_ID). It
+# reads the postings: the form in which the patches carry a sign-off.
 check_checkpatch() {
-	local p rc=0 out
-	ensure_tree || return 1
-	while read -r p; do
-		out=$(cd "$src" && ./scripts/checkpatch.pl --strict --no-tree -q \
-			--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$TOP/patches/$p" 2>&1)
-		if [ -z "$out" ]; then
-			echo "$p: clean"
-			continue
-		fi
-		echo "$p:"
-		echo "$out"
-		echo "$out" | grep -Eq '^(ERROR|WARNING):' && rc=1
-	done < <(series_patches)
+	local p name rc=0 out
+	ensure_postings || return 1
+	while read -r name _; do
+		while read -r p; do
+			out=$(cd "$src" && ./scripts/checkpatch.pl --strict --no-tree -q \
+				--ignore FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID "$p" 2>&1)
+			if [ -z "$out" ]; then
+				echo "$name/${p##*/}: clean"
+				continue
+			fi
+			echo "$name/${p##*/}:"
+			echo "$out"
+			echo "$out" | grep -Eq '^(ERROR|WARNING):' && rc=1
+		done < <(posting_patches "$name")
+	done <"$postings_dir/order"
 	return "$rc"
 }
 
@@ -183,6 +208,83 @@ check_bisect-build() {
 		[ "$rc" = 0 ] || { echo "build fails at $c"; break; }
 	done
 	return "$rc"
+}
+
+# Each posting: its patches are the poster's, with the poster's
+# Signed-off-by as their last trailer and none other; git am applies it
+# on its own base (v7.3, or v7.3 and the postings it names) in the bisect
+# worktree, and every commit that gives a tree the series never had is
+# built (W=1, touched objects; the others bisect-build built); b4 am
+# takes it from a list mbox, and its output gives the same tree. The
+# last posting ends at the series' tree.
+check_postings() {
+	local name after a p c t rc=0 n tmp msgid out tip
+	local -A stack_trees=() posted=()
+	ensure_postings || return 1
+	if grep -l '^Signed-off-by:' "$TOP"/patches/*.patch; then
+		echo "committed patches above carry a Signed-off-by: only the poster's belongs, in the postings"
+		return 1
+	fi
+	[ -f "$kernel" ] || check_kernel-build || return 1
+	bisect_tree || return 1
+	for c in $(git -C "$src" rev-list "$base..$branch"); do
+		stack_trees[$(git -C "$src" rev-parse "$c^{tree}")]=1
+	done
+	tmp=$(mktemp -d)
+	am() { git -C "$bwt" -c user.name=harness -c user.email=harness@localhost am -q "$@"; }
+	while read -r name after; do
+		n=0
+		while read -r p; do
+			n=$((n + 1))
+			grep -qxF "From: $check_poster" "$p" ||
+				{ echo "$name/${p##*/}: From: is not the poster"; rc=1; }
+			t=$(awk '/^---$/ { print last; exit } /^[A-Za-z-]+: / { last = $0 }' "$p")
+			[ "$t" = "Signed-off-by: $check_poster" ] ||
+				{ echo "$name/${p##*/}: last trailer is '$t', not the poster's Signed-off-by"; rc=1; }
+			[ "$(grep -c '^Signed-off-by:' "$p")" = 1 ] ||
+				{ echo "$name/${p##*/}: more than one Signed-off-by"; rc=1; }
+		done < <(posting_patches "$name")
+		git -C "$bwt" checkout -q --detach "$base" || { rc=1; break; }
+		for a in $after; do
+			mapfile -t files < <(posting_patches "$a")
+			am "${files[@]}" || { echo "$name: posting $a does not apply before it"; rc=1; break 2; }
+		done
+		posted[$name]=$(git -C "$bwt" rev-parse HEAD)
+		mapfile -t files < <(posting_patches "$name")
+		am "${files[@]}" || { echo "$name does not apply on its base"; git -C "$bwt" am --abort; rc=1; break; }
+		tip=$(git -C "$bwt" rev-parse HEAD)
+		echo "== $name: $n patch(es) apply on $([ -n "$after" ] && echo "v7.3 + $after" || echo v7.3)"
+		for c in $(git -C "$bwt" rev-list --reverse "${posted[$name]}..$tip"); do
+			[ -z "${stack_trees[$(git -C "$bwt" rev-parse "$c^{tree}")]:-}" ] || continue
+			echo "   building $(git -C "$bwt" log -1 --format='%s' "$c") (a tree of its own)"
+			git -C "$bwt" checkout -q --detach "$c" || { rc=1; break 2; }
+			mapfile -t objs < <(touched_objects "$c^" "$c")
+			build_objects "$bwt" "$bobj" "${objs[@]}" || { echo "build fails at $c"; rc=1; break 2; }
+		done
+		msgid="<0.$SERIES_CHANGE_ID.$name@harness.invalid>"
+		"$TOP/scripts/series-mbox.sh" "$postings_dir/$name" >"$tmp/$name.mbox" || { rc=1; break; }
+		mkdir -p "$tmp/$name"
+		out=$(cd "$bwt" && b4 --offline-mode am --no-parent -m "$tmp/$name.mbox" \
+			-o "$tmp/$name" "$msgid" 2>&1) || { echo "$out"; rc=1; break; }
+		grep -q "^Total patches: $n\$" <<<"$out" ||
+			{ echo "$out"; echo "$name: b4 did not find its $n patches"; rc=1; }
+		if grep -Ei 'missing|out of order|WARNING|ERROR' <<<"$out"; then
+			echo "$name: b4 reported a problem (above)"
+			rc=1
+		fi
+		if git -C "$bwt" checkout -q --detach "${posted[$name]}" && am "$tmp/$name"/*.mbx &&
+			[ "$(git -C "$bwt" rev-parse "HEAD^{tree}")" = "$(git -C "$bwt" rev-parse "$tip^{tree}")" ]; then
+			echo "   b4 am: $n patch(es), the same tree"
+		else
+			echo "$name: b4's mbox does not give the posting's tree"
+			rc=1
+		fi
+	done <"$postings_dir/order"
+	rm -rf "$tmp"
+	[ "$rc" = 0 ] || return 1
+	[ "$(git -C "$bwt" rev-parse "$tip^{tree}")" = "$(git -C "$src" rev-parse "$branch^{tree}")" ] ||
+		{ echo "the last posting does not end at the series' tree"; return 1; }
+	echo "the last posting ends at the series' tree"
 }
 
 # Warnings of sparse (or kernel-doc), without line numbers, so that the

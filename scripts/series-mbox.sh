@@ -1,18 +1,32 @@
 #!/bin/bash
-# Usage: series-mbox.sh > FILE
-# The series (patches/, in the order of ./series) as one mbox, the way a
-# mailing list delivers it: headers unfolded, each message with a
-# Message-Id, every patch a reply to the cover letter. For b4:
-#   b4 am -m FILE "<0.$SERIES_CHANGE_ID@harness.invalid>"
+# Usage: series-mbox.sh [DIR] > FILE
+# A series as one mbox, the way a mailing list delivers it: headers
+# unfolded, each message with a Message-Id, every later message a reply
+# to the first (the cover letter). Without DIR: patches/, in the order of
+# ./series; with DIR: its *.patch files in name order (a posting of
+# scripts/postings.sh), Message-Ids made from DIR's name. For b4:
+#   b4 am -m FILE "<0.$SERIES_CHANGE_ID@harness.invalid>"     (patches/)
+#   b4 am -m FILE "<0.$SERIES_CHANGE_ID.NAME@harness.invalid>" (a posting)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 0 ] || die "usage: series-mbox.sh > FILE"
+[ $# -le 1 ] || die "usage: series-mbox.sh [DIR] > FILE"
+files=() tag=$SERIES_CHANGE_ID
+if [ $# -eq 0 ]; then
+	for p in 0000-cover-letter.patch $(series_patches); do
+		[ -f "$TOP/patches/$p" ] || die "patches/$p is missing"
+		files+=("$TOP/patches/$p")
+	done
+else
+	[ -d "$1" ] || die "no directory $1"
+	files=("$1"/*.patch)
+	[ -f "${files[0]}" ] || die "no *.patch in $1"
+	tag=$SERIES_CHANGE_ID.$(basename "$1")
+fi
 n=0
-for p in 0000-cover-letter.patch $(series_patches); do
-	[ -f "$TOP/patches/$p" ] || die "patches/$p is missing"
-	awk -v id="<$n.$SERIES_CHANGE_ID@harness.invalid>" \
-	    -v parent="<0.$SERIES_CHANGE_ID@harness.invalid>" -v n="$n" '
+for f in "${files[@]}"; do
+	awk -v id="<$n.$tag@harness.invalid>" \
+	    -v parent="<0.$tag@harness.invalid>" -v n="$n" '
 	BEGIN { hdr = 1 }
 	NR == 1 { print; next }
 	hdr && /^[ \t]/ { sub(/^[ \t]+/, " "); line = line $0; next }
@@ -23,6 +37,6 @@ for p in 0000-cover-letter.patch $(series_patches); do
 		print; hdr = 0; next
 	}
 	hdr { line = $0; next }
-	{ print }' "$TOP/patches/$p"
+	{ print }' "$f"
 	n=$((n + 1))
 done

@@ -108,6 +108,19 @@ if [ -f "$kernel" ]; then
 		env PATH="$tmp/bin" "$run" --kernel "$kernel" -- true
 fi
 
+# The postings: only a person who can be reached signs them off, and a
+# list that leaves a patch out or takes them out of order is refused.
+expect 2 "takes no mail" "postings signed off by an address that takes no mail" -- \
+	env POSTER="Team <team@users.noreply.example>" "$TOP/scripts/postings.sh" "$tmp/post"
+expect 2 "is not 'Name <address>'" "postings by a POSTER without an address" -- \
+	env POSTER="Nobody" "$TOP/scripts/postings.sh" "$tmp/post"
+if [ -d "$BUILD/linux/.git" ]; then
+	sed 's/^\(dax-fixes *| *\)1-16/\11-15/' "$TOP/Documentation/postings/list" >"$tmp/gap.list"
+	expect 2 "PATCHES 17, where patch 16 comes next" "a postings list that leaves a patch out" -- \
+		env POSTINGS_CHECK=1 POSTER="A B <a@b.org>" POSTINGS_LIST="$tmp/gap.list" \
+		"$TOP/scripts/postings.sh" "$tmp/post"
+fi
+
 # A patch that does not apply: a copy of the repository whose last patch
 # has a context line changed. The run must stop naming that patch and
 # leave its tree at the base, with no git am in progress.
@@ -125,7 +138,7 @@ if [ -d "$BUILD/linux/.git" ]; then
 		env -u BUILD_DIR "$tmp/repo/qemu-run.sh" --kernel "$kernel" -- true
 	n=$((n + 1))
 	wt=$tmp/repo/build/series
-	if [ -z "$(git -C "$wt" status --porcelain)" ] &&
+	if [ -d "$wt" ] && [ -z "$(git -C "$wt" status --porcelain)" ] &&
 	   [ ! -d "$(git -C "$wt" rev-parse --git-path rebase-apply)" ] &&
 	   [ "$(git -C "$wt" rev-parse HEAD)" = "$(git -C "$wt" rev-parse "$BASE_TAG^{commit}")" ]; then
 		echo "ok $n - failed git am leaves the tree clean at the base"
