@@ -47,7 +47,7 @@ fi
 	no_poster "POSTER '$poster' is not 'Name <address>'"
 pname=${BASH_REMATCH[1]} pemail=${BASH_REMATCH[2]}
 case ${pemail,,} in
-*noreply*|*.example|*.invalid|*.test|*.localhost|*@localhost)
+*noreply*|*.example|*.invalid|*.test|*.localhost|*@localhost|*@example.com|*@example.org|*@example.net)
 	[ "${POSTINGS_CHECK:-0}" = 1 ] ||
 		no_poster "'$pemail' takes no mail: a Signed-off-by needs a person who can be reached (set POSTER or git's user.email)" ;;
 esac
@@ -92,7 +92,13 @@ folded() { paste -sd '\t' | sed 's/\t/,\n /g'; }
 
 tmp=$(mktemp -d)
 wt=$tmp/tree
-cleanup() { git -C "$src" worktree remove --force "$wt" 2>/dev/null || true; rm -rf "$tmp"; }
+# A branch and a notes ref of this run's own, removed at the end.
+tag=postings-tmp-$$
+cleanup() {
+	git -C "$src" worktree remove --force "$wt" 2>/dev/null || true
+	git -C "$src" update-ref -d "refs/notes/$tag" 2>/dev/null || true
+	rm -rf "$tmp"
+}
 trap cleanup EXIT
 git -C "$src" worktree add -q --detach "$wt" "$base"
 g() {
@@ -101,6 +107,10 @@ g() {
 		git -C "$wt" -c user.name="$pname" -c user.email="$pemail" "$@"
 }
 
+# Only a directory this script made (it has an order file) is replaced.
+if [ -e "$out" ] && [ ! -f "$out/order" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
+	die "$out exists and is not a postings directory: not replacing it"
+fi
 rm -rf "$out"
 mkdir -p "$out"
 : >"$out/order"
@@ -125,15 +135,15 @@ for i in "${!names[@]}"; do
 	txt=$TOP/Documentation/postings/$name.txt
 	opts=(-q --no-signature --subject-prefix="PATCH v3" -o "$out/$name")
 	if [ "$n" -gt 1 ]; then
-		g checkout -q -B "posting-$name"
-		g -c core.abbrev=12 -c "branch.posting-$name.description=$(cat "$txt")" \
+		g checkout -q -b "$tag"
+		g -c core.abbrev=12 -c "branch.$tag.description=$(cat "$txt")" \
 			format-patch "${opts[@]}" --cover-letter --cover-from-description=subject \
 			"$pbase..HEAD"
 		g checkout -q --detach
-		g branch -q -D "posting-$name"
+		g branch -q -D "$tag"
 	else
-		g notes add -f -F "$txt" HEAD
-		g -c core.abbrev=12 format-patch "${opts[@]}" --notes "$pbase..HEAD"
+		g notes --ref="$tag" add -f -F "$txt" HEAD
+		g -c core.abbrev=12 format-patch "${opts[@]}" --notes="$tag" "$pbase..HEAD"
 	fi
 	echo "$name ${afters[$i]}" >>"$out/order"
 	to=${tos[$i]}
@@ -141,9 +151,11 @@ for i in "${!names[@]}"; do
 	for f in "$out/$name"/*.patch; do
 		case ${f##*/} in 0000-cover-letter.patch) ;; *) pf+=("$f") ;; esac
 	done
-	cc=$( { recipients "${pf[@]}"; tr ',' '\n' <<<"${ccs[$i]}"; } |
+	found=$(recipients "${pf[@]}") || die "$name: get_maintainer.pl failed"
+	cc=$( { echo "$found"; tr ',' '\n' <<<"${ccs[$i]}"; } |
 		sed 's/^ *//; s/ *$//' | awk 'NF && !seen[$0]++' | grep -vxF "$to" || true)
-	h="To: $to"$'\n'"Cc: $(folded <<<"$cc")"
+	h="To: $to"
+	[ -z "$cc" ] || h+=$'\n'"Cc: $(folded <<<"$cc")"
 	for f in "$out/$name"/*.patch; do
 		awk -v h="$h" '!done && /^Date: / { print; print h; done = 1; next } { print }' \
 			"$f" >"$f.tmp" && mv "$f.tmp" "$f"
