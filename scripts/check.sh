@@ -218,8 +218,8 @@ check_bisect-build() {
 # takes it from a list mbox, and its output gives the same tree. The
 # last posting ends at the series' tree.
 check_postings() {
-	local name after a p c t rc=0 n tmp msgid out tip
-	local -A stack_trees=() posted=()
+	local name after a p c t rc=0 n tmp msgid pbase tip
+	local -A stack_trees=()
 	ensure_postings || return 1
 	if grep -l '^Signed-off-by:' "$TOP"/patches/*.patch; then
 		echo "committed patches above carry a Signed-off-by: only the poster's belongs, in the postings"
@@ -249,12 +249,12 @@ check_postings() {
 			mapfile -t files < <(posting_patches "$a")
 			am "${files[@]}" || { echo "$name: posting $a does not apply before it"; rc=1; break 2; }
 		done
-		posted[$name]=$(git -C "$bwt" rev-parse HEAD)
+		pbase=$(git -C "$bwt" rev-parse HEAD)
 		mapfile -t files < <(posting_patches "$name")
 		am "${files[@]}" || { echo "$name does not apply on its base"; git -C "$bwt" am --abort; rc=1; break; }
 		tip=$(git -C "$bwt" rev-parse HEAD)
 		echo "== $name: $n patch(es) apply on $([ -n "$after" ] && echo "v7.3 + $after" || echo v7.3)"
-		for c in $(git -C "$bwt" rev-list --reverse "${posted[$name]}..$tip"); do
+		for c in $(git -C "$bwt" rev-list --reverse "$pbase..$tip"); do
 			[ -z "${stack_trees[$(git -C "$bwt" rev-parse "$c^{tree}")]:-}" ] || continue
 			echo "   building $(git -C "$bwt" log -1 --format='%s' "$c") (a tree of its own)"
 			git -C "$bwt" checkout -q --detach "$c" || { rc=1; break 2; }
@@ -263,16 +263,9 @@ check_postings() {
 		done
 		msgid="<0.$SERIES_CHANGE_ID.$name@harness.invalid>"
 		"$TOP/scripts/series-mbox.sh" "$postings_dir/$name" >"$tmp/$name.mbox" || { rc=1; break; }
-		mkdir -p "$tmp/$name"
-		out=$(cd "$bwt" && b4 --offline-mode am --no-parent -m "$tmp/$name.mbox" \
-			-o "$tmp/$name" "$msgid" 2>&1) || { echo "$out"; rc=1; break; }
-		grep -q "^Total patches: $n\$" <<<"$out" ||
-			{ echo "$out"; echo "$name: b4 did not find its $n patches"; rc=1; }
-		if grep -Ei 'missing|out of order|WARNING|ERROR' <<<"$out"; then
-			echo "$name: b4 reported a problem (above)"
-			rc=1
-		fi
-		if git -C "$bwt" checkout -q --detach "${posted[$name]}" && am "$tmp/$name"/*.mbx &&
+		b4_take "$bwt" "$tmp/$name.mbox" "$msgid" "$tmp/$name" "$n" >"$tmp/$name.b4" ||
+			{ cat "$tmp/$name.b4"; echo "$name: b4 am failed"; rc=1; break; }
+		if git -C "$bwt" checkout -q --detach "$pbase" && am "$tmp/$name"/*.mbx &&
 			[ "$(git -C "$bwt" rev-parse "HEAD^{tree}")" = "$(git -C "$bwt" rev-parse "$tip^{tree}")" ]; then
 			echo "   b4 am: $n patch(es), the same tree"
 		else
@@ -364,6 +357,24 @@ check_sparse-bites() {
 	echo "the sparse check fails on the probe patch, naming the warning"
 }
 
+# b4_take TREE MBOX MSGID OUTDIR N: b4 am of the thread MSGID in MBOX,
+# run in TREE, into OUTDIR; fails unless it finds N patches and reports
+# nothing missing, out of order, or wrong. Prints what b4 said.
+b4_take() {
+	local tree=$1 mbox=$2 msgid=$3 outdir=$4 n=$5 out rc=0
+	mkdir -p "$outdir"
+	out=$(cd "$tree" && b4 --offline-mode am --no-parent -m "$mbox" \
+		-o "$outdir" "$msgid" 2>&1) || rc=1
+	echo "$out" | grep -v '^  [[ ]'
+	grep -q "^Total patches: $n\$" <<<"$out" ||
+		{ echo "b4 did not find the $n patches"; rc=1; }
+	if grep -Ei 'missing|out of order|WARNING|ERROR' <<<"$out" >/dev/null; then
+		echo "b4 reported a problem (above)"
+		rc=1
+	fi
+	return "$rc"
+}
+
 # The series as a list carries it (series-mbox.sh) through b4 am, in the
 # pinned base's tree: b4 must find every patch in order, nothing missing,
 # and what it writes must apply with git am and give the series' tree.
@@ -375,17 +386,9 @@ check_b4() {
 	msgid="0.$SERIES_CHANGE_ID@harness.invalid"
 	"$TOP/scripts/series-mbox.sh" >"$tmp/series.mbox" || return 1
 	git -C "$src" worktree add -q --detach "$tmp/tree" "$base" || return 1
-	mkdir "$tmp/out"
-	out=$(cd "$tmp/tree" && b4 --offline-mode am --no-parent -m "$tmp/series.mbox" \
-		-o "$tmp/out" "$msgid" 2>&1) || rc=1
-	echo "$out" | grep -v '^  [[ ]'
 	n=$(series_patches | grep -c .)
-	grep -q "^Total patches: $n\$" <<<"$out" ||
-		{ echo "b4 did not find the $n patches of the series"; rc=1; }
-	if grep -Ei 'missing|out of order|WARNING|ERROR' <<<"$out"; then
-		echo "b4 reported a problem (above)"
-		rc=1
-	fi
+	out=$(b4_take "$tmp/tree" "$tmp/series.mbox" "$msgid" "$tmp/out" "$n") || rc=1
+	echo "$out"
 	grep -q "^ Base: .*$base" <<<"$out" ||
 		{ echo "b4 did not use the series' base-commit $base"; rc=1; }
 	if [ "$rc" -eq 0 ]; then
