@@ -282,9 +282,11 @@ check_postings() {
 
 # Warnings of sparse (or kernel-doc), without line numbers, so that the
 # base and the series can be compared.
+# Warning and error lines (sparse: "file:line:col: warning:", kernel-doc:
+# "Warning: file:line ..."), without line and column numbers, sorted.
 normalize_warnings() {
-	{ grep -E 'warning|error' || true; } |
-		sed -E 's/:[0-9]+:[0-9]+:/:/; s/:[0-9]+:/:/' | sort -u
+	{ grep -iE 'warning|error' || true; } |
+		sed -E 's/:[0-9]+:[0-9]+:/:/; s/:[0-9]+:/:/; s/:[0-9]+ / /' | sort -u
 }
 
 sparse=
@@ -410,22 +412,32 @@ check_b4() {
 	return "$rc"
 }
 
+# kernel-doc's warnings for FILE (read from DIR/FILE), the path as F and
+# without line numbers, sorted.
+kernel_doc_warnings() {
+	(cd "$src" && ./scripts/kernel-doc -none -Wall "$1/$2" 2>&1) |
+		sed "s|$1/$2|F|g" | normalize_warnings
+}
+
 check_kernel-doc() {
-	local files f rc=0 new
+	local files f rc=0 new tmp
 	ensure_tree || return 1
 	mapfile -t files < <(git -C "$src" diff --name-only --diff-filter=AM "$base" HEAD -- '*.c' '*.h' ':!tools')
 	[ ${#files[@]} -gt 0 ] || { echo "no kernel C files touched"; return 0; }
+	# kernel-doc reads files only (not a pipe): the base's copy goes here.
+	tmp=$(mktemp -d)
 	for f in "${files[@]}"; do
-		new=$(comm -13 \
-			<(git -C "$src" show "$base:$f" 2>/dev/null |
-			  (cd "$src" && ./scripts/kernel-doc -none -Wall /dev/stdin) 2>&1 | normalize_warnings | sed 's|/dev/stdin|F|') \
-			<(cd "$src" && ./scripts/kernel-doc -none -Wall "$f" 2>&1 | normalize_warnings | sed "s|$f|F|"))
+		mkdir -p "$tmp/$(dirname "$f")"
+		git -C "$src" show "$base:$f" >"$tmp/$f" 2>/dev/null || : >"$tmp/$f"
+		new=$(comm -13 <(kernel_doc_warnings "$tmp" "$f") \
+			<(kernel_doc_warnings "$src" "$f"))
 		if [ -n "$new" ]; then
 			echo "$f:"; echo "$new"; rc=1
 		else
 			echo "$f: nothing new"
 		fi
 	done
+	rm -rf "$tmp"
 	return "$rc"
 }
 
