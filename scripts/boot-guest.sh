@@ -17,7 +17,10 @@
 # Environment: ACCEL (kvm|tcg, default: detect), QEMU_TIMEOUT (s),
 # APPEND (extra kernel arguments), GUEST_MEM and GUEST_MAXMEM (QEMU -m
 # size and maxmem, default 2G and 4G: RAM plus both NVDIMMs must fit in
-# maxmem), NVDIMM_LABEL_SIZE (a label area per NVDIMM, default none).
+# maxmem), NVDIMM_LABEL_SIZE (a label area per NVDIMM, default none),
+# ICOUNT=1 (TCG only: the guest's clock counts executed instructions,
+# one per nanosecond, so that a time measured in the guest is the
+# instruction count of what ran, the same on every run and host).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -83,8 +86,15 @@ kvm) accelopt=kvm; cpu=(-cpu "host,-arch-capabilities") ;;
 tcg) accelopt=tcg,thread=single; cpu=() ;;
 *) die "ACCEL must be kvm or tcg, not '$accel'" ;;
 esac
+icount=()
+case ${ICOUNT:-0} in
+0) ;;
+1) [ "$accel" = tcg ] || die "ICOUNT=1 needs TCG (ACCEL=tcg), not $accel"
+	icount=(-icount "shift=0,sleep=off") ;;
+*) die "ICOUNT must be 0 or 1, not '$ICOUNT'" ;;
+esac
 
-cmd=(qemu-system-x86_64 -accel "$accelopt" "${cpu[@]}" -smp 2
+cmd=(qemu-system-x86_64 -accel "$accelopt" "${cpu[@]}" "${icount[@]}" -smp 2
 	-machine "pc,nvdimm=on" -m "${GUEST_MEM:-2G},slots=2,maxmem=${GUEST_MAXMEM:-4G}"
 	-object "memory-backend-file,id=mem0,share=on,mem-path=$nvdir/test.img,size=$nvsize,align=2M"
 	-device "nvdimm,id=nv0,memdev=mem0${NVDIMM_LABEL_SIZE:+,label-size=$NVDIMM_LABEL_SIZE}"
