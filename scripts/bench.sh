@@ -6,7 +6,8 @@
 # shows in both. Writes build/bench/{base,series}.txt (one BENCH line per
 # case and boot) and, through bench-report.sh, Documentation/results.md
 # and its plots (medians with min-max). Absolute times are QEMU/TCG
-# figures, not hardware numbers.
+# figures, not hardware numbers. Then bench-icount.sh measures the read
+# cases again in instructions (Documentation/results-icount.md).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -41,3 +42,5 @@ for r in $(seq "$reps"); do
 done
 log "guest runs took $((SECONDS - start))s ($reps runs per kernel and filesystem)"
 "$TOP/scripts/bench-report.sh" "$out/base.txt" "$out/series.txt" "$TOP/Documentation"
+# The same read cases on an instruction clock: Documentation/results-icount.md.
+"$TOP/scripts/bench-icount.sh"
