@@ -6,41 +6,60 @@
 # shows in both. Writes build/bench/{base,series}.txt (one BENCH line per
 # case and boot) and, through bench-report.sh, Documentation/results.md
 # and its plots (medians with min-max). Absolute times are QEMU/TCG
-# figures, not hardware numbers. Then bench-icount.sh measures the read
-# cases again in instructions (Documentation/results-icount.md).
+# figures, not hardware numbers. Then the read cases again on an
+# instruction clock (ICOUNT=1), BENCH_ICOUNT_REPS times (default 2):
+# build/bench-icount/ and, through bench-icount-report.sh,
+# Documentation/results-icount.md. Either count may be 0 to skip its pass.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-reps=${BENCH_REPS:-5}
-case $reps in
-'' | *[!0-9]* | 0) die "BENCH_REPS=$reps: want a positive number" ;;
-esac
+reps=${BENCH_REPS:-5} icount_reps=${BENCH_ICOUNT_REPS:-2}
+for v in "BENCH_REPS=$reps" "BENCH_ICOUNT_REPS=$icount_reps"; do
+	case ${v#*=} in
+	'' | *[!0-9]*) die "$v: want a number (0 skips the pass)" ;;
+	esac
+done
 src=$("$TOP/scripts/apply-series.sh")
 base=$("$TOP/scripts/get-base.sh")
 "$TOP/scripts/build-kernel.sh" "$base" "$BUILD/obj-default-base" default
 "$TOP/scripts/build-kernel.sh" "$src" "$BUILD/obj-default" default
 
-out=$BUILD/bench
-rm -rf "$out"
-mkdir -p "$out"
-start=$SECONDS
-for r in $(seq "$reps"); do
-	for fs in ext4 xfs; do
-		for k in base series; do
-			obj=$BUILD/obj-default
-			[ "$k" = base ] && obj=$BUILD/obj-default-base
-			log "bench: run $r of $reps, $k on $fs ($((SECONDS - start))s)"
-			rc=0
-			"$TOP/qemu-run.sh" --kernel "$obj/arch/x86/boot/bzImage" --fs "$fs" \
-				--timeout 1800 -- "/harness/bench-guest.sh $fs" \
-				>"$out/$k-$fs-$r.log" 2>&1 || rc=$?
-			[ "$rc" = 0 ] || die "$k on $fs, run $r: exit $rc, see $out/$k-$fs-$r.log"
-			grep '^BENCH ' "$out/$k-$fs-$r.log" | cut -d' ' -f2- >>"$out/$k.txt" ||
-				die "$k on $fs, run $r: no BENCH lines in $out/$k-$fs-$r.log"
+# boots OUT REPS MODE ICOUNT: REPS boots per kernel and filesystem, kernels
+# alternating, each running bench-guest.sh in MODE (all or reads) with
+# ICOUNT (0 or 1); BENCH lines to OUT/{base,series}.txt.
+boots() {
+	local out=$1 reps=$2 mode=$3 icount=$4 r fs k obj rc start=$SECONDS
+	# An instruction clock needs TCG (boot-guest.sh refuses ICOUNT=1 on KVM).
+	local accel=${ACCEL:-}
+	[ "$icount" = 0 ] || accel=tcg
+	rm -rf "$out"
+	mkdir -p "$out"
+	for r in $(seq "$reps"); do
+		for fs in ext4 xfs; do
+			for k in base series; do
+				obj=$BUILD/obj-default
+				[ "$k" = base ] && obj=$BUILD/obj-default-base
+				log "bench: run $r of $reps ($mode, icount $icount), $k on $fs ($((SECONDS - start))s)"
+				rc=0
+				ICOUNT=$icount ACCEL=$accel "$TOP/qemu-run.sh" --kernel "$obj/arch/x86/boot/bzImage" \
+					--fs "$fs" --timeout 1800 -- "/harness/bench-guest.sh $fs $mode" \
+					>"$out/$k-$fs-$r.log" 2>&1 || rc=$?
+				[ "$rc" = 0 ] || die "$k on $fs, run $r: exit $rc, see $out/$k-$fs-$r.log"
+				grep '^BENCH ' "$out/$k-$fs-$r.log" | cut -d' ' -f2- >>"$out/$k.txt" ||
+					die "$k on $fs, run $r: no BENCH lines in $out/$k-$fs-$r.log"
+			done
 		done
 	done
-done
-log "guest runs took $((SECONDS - start))s ($reps runs per kernel and filesystem)"
-"$TOP/scripts/bench-report.sh" "$out/base.txt" "$out/series.txt" "$TOP/Documentation"
-# The same read cases on an instruction clock: Documentation/results-icount.md.
-"$TOP/scripts/bench-icount.sh"
+	log "guest runs took $((SECONDS - start))s ($reps runs per kernel and filesystem)"
+}
+
+if [ "$reps" -gt 0 ]; then
+	boots "$BUILD/bench" "$reps" all 0
+	"$TOP/scripts/bench-report.sh" "$BUILD/bench/base.txt" "$BUILD/bench/series.txt" \
+		"$TOP/Documentation"
+fi
+if [ "$icount_reps" -gt 0 ]; then
+	boots "$BUILD/bench-icount" "$icount_reps" reads 1
+	"$TOP/scripts/bench-icount-report.sh" "$BUILD/bench-icount" "$icount_reps" \
+		"$TOP/Documentation"
+fi

@@ -1,48 +1,20 @@
 #!/bin/bash
-# Usage: bench-icount.sh
-# The instruction measure of make bench: the read cases of
-# guest/bench-guest.sh (its "reads" mode: DAX and page cache) on plain
-# v7.3 and on the series, with ICOUNT=1 (QEMU -icount shift=0,sleep=off:
-# the guest's clock counts executed instructions, one per nanosecond), so
-# that each time the guest measures is an instruction count, the same on
-# any host. BENCH_ICOUNT_REPS (default 2) boots per kernel and
-# filesystem, alternating kernels. Writes build/bench-icount/{base,series}.txt
-# and Documentation/results-icount.md: instructions per page, median
-# (min-max) over the boots. It cannot see cache misses, memory bandwidth
-# or real parallelism (the two vCPUs run one at a time).
+# Usage: bench-icount-report.sh DIR REPS DOCDIR
+# Turn the BENCH lines of make bench's instruction pass (DIR/{base,series}.txt:
+# the read cases of guest/bench-guest.sh in its "reads" mode, DAX and page
+# cache, with ICOUNT=1: QEMU -icount shift=0,sleep=off, where the guest's
+# clock counts executed instructions, one per nanosecond) into
+# DOCDIR/results-icount.md: instructions per page, median (min-max) over
+# the REPS boots per kernel and filesystem. It cannot see cache misses,
+# memory bandwidth or real parallelism (the two vCPUs run one at a time).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-reps=${BENCH_ICOUNT_REPS:-2}
-case $reps in
-'' | *[!0-9]* | 0) die "BENCH_ICOUNT_REPS=$reps: want a positive number" ;;
-esac
-src=$("$TOP/scripts/apply-series.sh")
-base=$("$TOP/scripts/get-base.sh")
-"$TOP/scripts/build-kernel.sh" "$base" "$BUILD/obj-default-base" default
-"$TOP/scripts/build-kernel.sh" "$src" "$BUILD/obj-default" default
-
-out=$BUILD/bench-icount
-rm -rf "$out"
-mkdir -p "$out"
-start=$SECONDS
-for r in $(seq "$reps"); do
-	for fs in ext4 xfs; do
-		for k in base series; do
-			obj=$BUILD/obj-default
-			[ "$k" = base ] && obj=$BUILD/obj-default-base
-			log "bench-icount: run $r of $reps, $k on $fs ($((SECONDS - start))s)"
-			rc=0
-			ICOUNT=1 ACCEL=tcg "$TOP/qemu-run.sh" --kernel "$obj/arch/x86/boot/bzImage" \
-				--fs "$fs" --timeout 1800 -- "/harness/bench-guest.sh $fs reads" \
-				>"$out/$k-$fs-$r.log" 2>&1 || rc=$?
-			[ "$rc" = 0 ] || die "$k on $fs, run $r: exit $rc, see $out/$k-$fs-$r.log"
-			grep '^BENCH ' "$out/$k-$fs-$r.log" | cut -d' ' -f2- >>"$out/$k.txt" ||
-				die "$k on $fs, run $r: no BENCH lines in $out/$k-$fs-$r.log"
-		done
-	done
-done
-log "icount runs took $((SECONDS - start))s ($reps per kernel and filesystem)"
+[ $# -eq 3 ] || die "usage: bench-icount-report.sh DIR REPS DOCDIR"
+out=$1 reps=$2 doc=$3
+if [ ! -s "$out/base.txt" ] || [ ! -s "$out/series.txt" ]; then
+	die "no icount results in $out/{base,series}.txt"
+fi
 
 # per_page FILE CASE KEY: "median (min–max)" of KEY / pages over the
 # boots, in instructions per page; "-" without the case.
@@ -59,12 +31,12 @@ per_page() {
 
 median() { per_page "$@" | cut -d' ' -f1; }
 
-md=$TOP/Documentation/results-icount.md
+md=$doc/results-icount.md
 {
 	cat <<HEAD
 # Instructions per page: v7.3 vs the series
 
-\`scripts/bench-icount.sh\` (run by \`make bench\`) on $(date -u +%Y-%m-%d): the read
+\`make bench\` (\`scripts/bench.sh\`, \`bench-icount-report.sh\`) on $(date -u +%Y-%m-%d): the read
 cases of \`guest/bench-guest.sh\` under QEMU \`-icount shift=0,sleep=off\`,
 where the guest's clock counts executed instructions, so a time the
 guest measures is the instruction count of what ran: mapping the file,
