@@ -3,8 +3,9 @@
 # Guest side of make bench: run in the guest by qemu-run.sh -- with the
 # filesystem FS (ext4 or xfs) mounted -o dax=always on DAX_TEST_DIR.
 # Prints "BENCH <fs>-<case> key=value..." lines (guest/dax-bench.c).
-# Usage: bench-guest.sh FS [all|reads]: reads runs the read cases alone
-# (DAX and page cache), for the instruction measure (ICOUNT=1).
+# Usage: bench-guest.sh FS [all|reads]: reads runs the read, CoW write
+# and PMD cases alone (DAX and page cache), for the instruction measure
+# (ICOUNT=1).
 set -eu
 fs=$1
 mode=${2:-all}
@@ -23,6 +24,24 @@ done
 $b read "$d/bench" "$small" pte seq "$fs-dax-pte-seq-64k"
 $b read "$d/bench" "$big" pmd seq "$fs-dax-pmd-seq-128m"
 $b read "$d/bench" "$big" populate seq "$fs-dax-populate-seq-128m"
+
+# write(2) of 4 KiB blocks over a file's data: copy on write after FICLONE
+# (xfs), the file not mapped, mapped by the writer, or mapped by another
+# process; and without reflink, mapped by the writer.
+cow=4096	# KiB
+if [ "$fs" = xfs ]; then
+	for how in unmapped mapped other; do
+		$b cowwrite "$d/bench" "$cow" "$how" "$fs-cowwrite-$how"
+	done
+fi
+$b cowwrite "$d/bench" "$cow" plain "$fs-write-mapped"
+
+# PMD mappings left possible: a 32 MiB file read first (none of it, its
+# first 64 KiB, its first half) through a mapping no PMD can map, then all
+# of it through a PMD-aligned one.
+for first in 0 64 16384; do
+	$b pmdmix "$d/bench" 32768 "$first" "$fs-pmdmix-first$first"
+done
 
 if [ "$mode" = all ]; then
 	# Seed 001: fio mmap randrw on the DAX filesystem (PMD-capable mapping).

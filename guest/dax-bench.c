@@ -8,8 +8,9 @@
  *	read-only filesystem), then read one word per page through
  *	a mapping placed so that no PMD can be used (pte), PMD aligned
  *	(pmd), or with MAP_POPULATE; twice, through two fresh mappings.
- *	Reports minor faults, nanoseconds and the vma_lock_success and
- *	vma_lock_retry counts of each pass.
+ *	Reports minor faults, nanoseconds (mmap() and the reads) and the
+ *	vma_lock_success and vma_lock_retry counts of each pass, and the
+ *	nanoseconds of its munmap() (unmap_ns).
  *   dax-bench syncfault DIR prealloc|empty sync|nosync load|idle NAME
  *	512 write faults on a fresh 2 MiB file, with or without MAP_SYNC,
  *	optionally with a background writer: min/avg/max latency in us and
@@ -17,6 +18,20 @@
  *   dax-bench write FILE MIB NAME
  *	write(2) of MIB MiB in 4 KiB pieces to a file nobody maps, into
  *	holes (after truncate) and over data: MiB/s.
+ *   dax-bench cowwrite FILE KIB unmapped|mapped|other|plain NAME
+ *	write(2) of KIB KiB in 4 KiB pieces over the data of a new FILE:
+ *	after FICLONE of FILE into FILE.clone (all but plain), so that every
+ *	write copies on write, with FILE not mapped (unmapped), mapped and
+ *	read by this process (mapped, plain) or by a child that keeps the
+ *	mapping while the writes run (other); plain: no clone.  Reports the
+ *	nanoseconds of the writes.
+ *   dax-bench pmdmix FILE KIB FIRSTKIB NAME
+ *	Create FILE (KIB KiB, allocated in one piece: 2 MiB extents on a
+ *	filesystem made for them), read its first FIRSTKIB KiB through a
+ *	mapping that no PMD can map, then all of it through a PMD-aligned
+ *	one: the PMD faults of the second read that mapped a PMD (pmd_nopage)
+ *	and that fell back to PTEs (pmd_fallback), from the
+ *	fs_dax:dax_pmd_fault_done tracepoint.
  *   dax-bench scale FILE MIB THREADS NAME
  *	THREADS threads read-fault a shared mapping of FILE while another
  *	thread mmaps and munmaps in a loop: faults per second, and the
@@ -35,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -47,6 +63,10 @@
 #endif
 #ifndef MAP_SYNC
 #define MAP_SYNC 0x080000
+#endif
+
+#ifndef FICLONE
+#define FICLONE _IOW(0x94, 9, int)
 #endif
 
 #define PMD_SZ	(2UL << 20)
@@ -186,7 +206,9 @@ static int bench_read(char **argv)
 		printf(" vma_success%d=%ld vma_retry%d=%ld", pass,
 		       vmstat("vma_lock_success") - s0, pass,
 		       vmstat("vma_lock_retry") - r0);
+		t0 = now_ns();
 		munmap(p, len);
+		printf(" unmap_ns%d=%llu", pass, (unsigned long long)(now_ns() - t0));
 	}
 	(void)sink;
 	printf("\n");
@@ -308,6 +330,148 @@ static int bench_write(char **argv)
 	return 0;
 }
 
+/* Read one word of each page of @p (@len bytes). */
+static void touch_pages(const char *p, size_t len)
+{
+	volatile char sink;
+	size_t off;
+
+	for (off = 0; off < len; off += ps)
+		sink = p[off];
+	(void)sink;
+}
+
+static int bench_cowwrite(char **argv)
+{
+	size_t len = strtoul(argv[1], NULL, 0) << 10, off;
+	const char *how = argv[2];
+	bool plain = !strcmp(how, "plain"), other = !strcmp(how, "other");
+	bool self = plain || !strcmp(how, "mapped");
+	int fd, cfd = -1, ready[2], done[2];
+	char clone[4096], *buf, *p = NULL, c;
+	pid_t child = -1;
+	uint64_t t0, ns;
+
+	if (!plain && !other && !self && strcmp(how, "unmapped")) {
+		fprintf(stderr, "dax-bench: cowwrite: unknown mapping %s\n", how);
+		return 2;
+	}
+	fd = make_file(argv[0], len, 0);
+	snprintf(clone, sizeof(clone), "%s.clone", argv[0]);
+	if (!plain) {
+		cfd = open(clone, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		if (cfd < 0 || ioctl(cfd, FICLONE, fd))
+			die("FICLONE");
+	}
+	if (self) {
+		p = map_at(fd, len, PROT_READ, MAP_SHARED, 0);
+		touch_pages(p, len);
+	}
+	if (other) {
+		if (pipe(ready) || pipe(done))
+			die("pipe");
+		child = fork();
+		if (child < 0)
+			die("fork");
+		if (!child) {
+			/* EOF on done[0] once the parent closes done[1]. */
+			close(done[1]);
+			p = map_at(fd, len, PROT_READ, MAP_SHARED, 0);
+			touch_pages(p, len);
+			if (write(ready[1], "r", 1) != 1 || read(done[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		close(done[0]);
+		close(ready[1]);
+		if (read(ready[0], &c, 1) != 1)
+			die("child mapping");
+	}
+	buf = malloc(ps);
+	if (!buf)
+		die("malloc");
+	memset(buf, 0xa5, ps);
+	t0 = now_ns();
+	for (off = 0; off < len; off += ps)
+		if (pwrite(fd, buf, ps, off) != (ssize_t)ps)
+			die("pwrite");
+	ns = now_ns() - t0;
+	printf("BENCH %s pages=%zu ns1=%llu\n", argv[3], len / ps,
+	       (unsigned long long)ns);
+	if (other) {
+		close(done[1]);
+		close(ready[0]);
+		if (waitpid(child, NULL, 0) != child)
+			die("waitpid");
+	}
+	if (p)
+		munmap(p, len);
+	free(buf);
+	close(fd);
+	unlink(argv[0]);
+	if (cfd >= 0) {
+		close(cfd);
+		unlink(clone);
+	}
+	return 0;
+}
+
+#define TRACE_DIR "/sys/kernel/debug/tracing/"
+
+static void trace_write(const char *file, const char *val)
+{
+	int fd = open(file, O_WRONLY | O_TRUNC);
+
+	if (fd < 0 || write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		die(file);
+	close(fd);
+}
+
+/* Count the dax_pmd_fault_done events in the trace buffer that say @what. */
+static long pmd_faults(const char *what)
+{
+	FILE *f = fopen(TRACE_DIR "trace", "r");
+	char line[1024];
+	long n = 0;
+
+	if (!f)
+		die(TRACE_DIR "trace");
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "dax_pmd_fault_done:") && strstr(line, what))
+			n++;
+	fclose(f);
+	return n;
+}
+
+static int bench_pmdmix(char **argv)
+{
+	size_t len = strtoul(argv[1], NULL, 0) << 10;
+	size_t first = strtoul(argv[2], NULL, 0) << 10;
+	int fd = make_file(argv[0], len, 1);
+	char *p;
+
+	if (first > len) {
+		fprintf(stderr, "dax-bench: pmdmix: FIRSTKIB past the file\n");
+		return 2;
+	}
+	if (first) {
+		p = map_at(fd, first, PROT_READ, MAP_SHARED, 0);
+		touch_pages(p, first);
+		munmap(p, first);
+	}
+	trace_write(TRACE_DIR "events/fs_dax/dax_pmd_fault_done/enable", "1");
+	trace_write(TRACE_DIR "trace", "");
+	p = map_at(fd, len, PROT_READ, MAP_SHARED, 1);
+	touch_pages(p, len);
+	munmap(p, len);
+	trace_write(TRACE_DIR "events/fs_dax/dax_pmd_fault_done/enable", "0");
+	printf("BENCH %s pmds=%zu pmd_nopage=%ld pmd_fallback=%ld\n", argv[3],
+	       len / PMD_SZ, pmd_faults("NOPAGE"), pmd_faults("FALLBACK"));
+	close(fd);
+	unlink(argv[0]);
+	return 0;
+}
+
 struct scale_arg {
 	char *map;
 	size_t len;
@@ -393,6 +557,10 @@ int main(int argc, char **argv)
 		return bench_syncfault(argv + 2);
 	if (argc == 5 && !strcmp(argv[1], "write"))
 		return bench_write(argv + 2);
+	if (argc == 6 && !strcmp(argv[1], "cowwrite"))
+		return bench_cowwrite(argv + 2);
+	if (argc == 6 && !strcmp(argv[1], "pmdmix"))
+		return bench_pmdmix(argv + 2);
 	if (argc == 6 && !strcmp(argv[1], "scale"))
 		return bench_scale(argv + 2, true);
 	if (argc == 6 && !strcmp(argv[1], "readers"))

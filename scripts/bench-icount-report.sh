@@ -1,8 +1,8 @@
 #!/bin/bash
 # Usage: bench-icount-report.sh DIR REPS DOCDIR
 # Turn the BENCH lines of make bench's instruction pass (DIR/{base,series}.txt:
-# the read cases of guest/bench-guest.sh in its "reads" mode, DAX and page
-# cache, with ICOUNT=1: QEMU -icount shift=0,sleep=off, where the guest's
+# the read, CoW write and PMD cases of guest/bench-guest.sh in its "reads"
+# mode, with ICOUNT=1: QEMU -icount shift=0,sleep=off, where the guest's
 # clock counts executed instructions, one per nanosecond) into
 # DOCDIR/results-icount.md: instructions per page, median (min-max) over
 # the REPS boots per kernel and filesystem. It cannot see cache misses,
@@ -31,13 +31,29 @@ per_page() {
 
 median() { per_page "$@" | cut -d' ' -f1; }
 
+# raw FILE CASE KEY: "median (min-max)" of KEY itself (a count).
+raw() {
+	awk -v c="$2" -v k="$3" '$1 == c { for (i = 2; i <= NF; i++) {
+		split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$1" | sort -g |
+	awk '{ v[NR] = $1 } END { if (!NR) { print "-"; exit }
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		if (v[1] == v[NR]) print m; else printf "%s (%s–%s)\n", m, v[1], v[NR] }'
+}
+
+# ratio CASE KEY: series / v7.3 of the per-page medians.
+ratio() {
+	awk -v b="$(median "$out/base.txt" "$1" "$2")" \
+		-v s="$(median "$out/series.txt" "$1" "$2")" \
+		'BEGIN { if (b == "-" || s == "-" || !b) print "-"; else printf "%.3f\n", s / b }'
+}
+
 md=$doc/results-icount.md
 {
 	cat <<HEAD
 # Instructions per page: v7.3 vs the series
 
-\`make bench\` (\`scripts/bench.sh\`, \`bench-icount-report.sh\`) on $(date -u +%Y-%m-%d): the read
-cases of \`guest/bench-guest.sh\` under QEMU \`-icount shift=0,sleep=off\`,
+\`make bench\` (\`scripts/bench.sh\`, \`bench-icount-report.sh\`) on $(date -u +%Y-%m-%d): the read,
+write and PMD cases of \`guest/bench-guest.sh\` under QEMU \`-icount shift=0,sleep=off\`,
 where the guest's clock counts executed instructions, so a time the
 guest measures is the instruction count of what ran: mapping the file,
 reading one word per page, the faults, and unmapping. Plain v7.3 and the
@@ -60,6 +76,75 @@ HEAD
 				"$(per_page "$out/series.txt" "$n" ns1) |" \
 				"$(per_page "$out/base.txt" "$n" ns2) |" \
 				"$(per_page "$out/series.txt" "$n" ns2) |"
+		done
+	done
+	cat <<HEAD
+
+Where a page's instructions go, sequential 128 MiB: "map+read" is what
+the table above counts (mmap(), the faults and the reads), "munmap" the
+unmap of the 128 MiB afterwards (its own clock reading), both per page.
+
+| fs | case | v7.3 map+read | series map+read | v7.3 munmap | series munmap |
+|---|---|---|---|---|---|
+HEAD
+	for fs in ext4 xfs; do
+		for c in dax-pte-seq-128m pagecache-pte-seq-128m; do
+			for pass in 1 2; do
+				n=$fs-$c
+				grep -q "^$n .*unmap_ns$pass=" "$out/series.txt" || continue
+				label="${c//-/ } $([ "$pass" = 1 ] && echo first || echo re-read)"
+				echo "| $fs | $label | $(per_page "$out/base.txt" "$n" "ns$pass") |" \
+					"$(per_page "$out/series.txt" "$n" "ns$pass") |" \
+					"$(per_page "$out/base.txt" "$n" "unmap_ns$pass") |" \
+					"$(per_page "$out/series.txt" "$n" "unmap_ns$pass") |"
+			done
+		done
+	done
+	cat <<HEAD
+
+## write(2) over a file's data, per 4 KiB write
+
+\`dax-bench cowwrite\`: 4 MiB written in 4 KiB pwrite() calls over a
+new file's data. xfs (reflink) after FICLONE of the file, so that every
+write copies on write: the file not mapped ("unmapped"), mapped and read
+by the writer ("mapped"), or by another process that keeps the mapping
+while the writes run ("other"). "write mapped": no clone, the file
+mapped and read by the writer. Instructions per write; the ratio is
+series / v7.3 (above 1: the series is slower).
+
+| fs | case | v7.3 | series | series / v7.3 |
+|---|---|---|---|---|
+HEAD
+	for fs in ext4 xfs; do
+		for c in cowwrite-unmapped cowwrite-mapped cowwrite-other write-mapped; do
+			n=$fs-$c
+			grep -q "^$n " "$out/base.txt" "$out/series.txt" || continue
+			echo "| $fs | ${c//-/ } | $(per_page "$out/base.txt" "$n" ns1) |" \
+				"$(per_page "$out/series.txt" "$n" ns1) | $(ratio "$n" ns1) |"
+		done
+	done
+	cat <<HEAD
+
+## PMD mappings left possible
+
+\`dax-bench pmdmix\`: a 32 MiB file (16 PMD ranges, allocated in one
+piece) read first through a mapping that no PMD can map (none of it, its
+first 64 KiB, or its first 16 MiB), then all of it through a PMD-aligned
+mapping: the PMD faults of that second read that mapped a PMD and that
+fell back to PTEs (\`fs_dax:dax_pmd_fault_done\`). Counts, not
+instructions.
+
+| fs | first read (KiB) | v7.3 PMDs | series PMDs | v7.3 fallbacks | series fallbacks |
+|---|---|---|---|---|---|
+HEAD
+	for fs in ext4 xfs; do
+		for first in 0 64 16384; do
+			n=$fs-pmdmix-first$first
+			grep -q "^$n " "$out/base.txt" "$out/series.txt" || continue
+			echo "| $fs | $first | $(raw "$out/base.txt" "$n" pmd_nopage) |" \
+				"$(raw "$out/series.txt" "$n" pmd_nopage) |" \
+				"$(raw "$out/base.txt" "$n" pmd_fallback) |" \
+				"$(raw "$out/series.txt" "$n" pmd_fallback) |"
 		done
 	done
 	cat <<HEAD

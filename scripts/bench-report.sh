@@ -242,6 +242,42 @@ done
 
 cat <<HEAD
 
+## 7. write(2) over a file's data: copy on write, mapped files
+
+4 MiB in 4 KiB writes over a new file's data (\`dax-bench cowwrite\`):
+on xfs after FICLONE of the file (every write copies on write), the file
+not mapped, mapped by the writer, or mapped by another process; "write
+mapped" without a clone, mapped by the writer. Milliseconds for the 4 MiB.
+
+HEAD
+header
+for fs in ext4 xfs; do
+	for c in cowwrite-unmapped cowwrite-mapped cowwrite-other write-mapped; do
+		row "$fs" "${c//-/ } (ms)" "$fs-$c" ns1 lower 1e6
+	done
+done
+
+cat <<HEAD
+
+## 8. PMD mappings left possible
+
+A 32 MiB file (16 PMD ranges) read first through a mapping that no PMD
+can map (none of it, its first 64 KiB, its first 16 MiB), then all of it
+through a PMD-aligned one (\`dax-bench pmdmix\`): PMD faults of the
+second read that mapped a PMD, and that fell back to PTEs
+(\`fs_dax:dax_pmd_fault_done\`).
+
+HEAD
+header
+for fs in ext4 xfs; do
+	for first in 0 64 16384; do
+		row "$fs" "first $first KiB: PMDs" "$fs-pmdmix-first$first" pmd_nopage higher
+		row "$fs" "first $first KiB: fallbacks" "$fs-pmdmix-first$first" pmd_fallback lower
+	done
+done
+
+cat <<HEAD
+
 ## Summary: outside the noise
 
 Every row above whose ranges do not overlap:

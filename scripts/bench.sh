@@ -6,7 +6,7 @@
 # shows in both. Writes build/bench/{base,series}.txt (one BENCH line per
 # case and boot) and, through bench-report.sh, Documentation/results.md
 # and its plots (medians with min-max). Absolute times are QEMU/TCG
-# figures, not hardware numbers. Then the read cases again on an
+# figures, not hardware numbers. Then the read, CoW write and PMD cases again on an
 # instruction clock (ICOUNT=1), BENCH_ICOUNT_REPS times (default 2):
 # build/bench-icount/ and, through bench-icount-report.sh,
 # Documentation/results-icount.md. Either count may be 0 to skip its pass.
