@@ -147,6 +147,13 @@ HEAD
 				"$(raw "$out/series.txt" "$n" pmd_fallback) |"
 		done
 	done
+	if [ -s "$out/base-warnings.txt" ]; then
+		echo
+		echo "v7.3 warned in $(wc -l <"$out/base-warnings.txt") of its boots (the series fixes"
+		echo "these; the numbers of those boots stand):"
+		echo
+		sed 's/^/    /' "$out/base-warnings.txt"
+	fi
 	cat <<HEAD
 
 The series' targets of issue #23, from the medians above (sequential
