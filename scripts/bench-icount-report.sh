@@ -16,28 +16,35 @@ if [ ! -s "$out/base.txt" ] || [ ! -s "$out/series.txt" ]; then
 	die "no icount results in $out/{base,series}.txt"
 fi
 
-# per_page FILE CASE KEY: "median (min–max)" of KEY / pages over the
-# boots, in instructions per page; "-" without the case.
-per_page() {
-	awk -v c="$2" -v k="$3" '$1 == c { p = 0; v = ""
+# values FILE CASE KEY [pages]: KEY of each boot of CASE, divided by its
+# pages with "pages".
+values() {
+	awk -v c="$2" -v k="$3" -v per="${4:-}" '$1 == c { p = 1; v = ""
 		for (i = 2; i <= NF; i++) { split($i, kv, "=")
-			if (kv[1] == "pages") p = kv[2]; if (kv[1] == k) v = kv[2] }
-		if (p && v != "") print v / p }' "$1" | sort -g |
-	awk '{ v[NR] = $1 } END { if (!NR) { print "-"; exit }
+			if (per && kv[1] == "pages") p = kv[2]; if (kv[1] == k) v = kv[2] }
+		if (p && v != "") print v / p }' "$1"
+}
+
+# summary: "median (min–max)" of the numbers on stdin, rounded; just the
+# median where min and max round alike; "-" without any.
+summary() {
+	sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "-"; exit }
 		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
 		if (sprintf("%.0f", v[1]) == sprintf("%.0f", v[NR])) printf "%.0f\n", m
 		else printf "%.0f (%.0f–%.0f)\n", m, v[1], v[NR] }'
 }
 
+# per_page FILE CASE KEY: instructions per page over the boots; raw FILE
+# CASE KEY: KEY itself (a count).
+per_page() { values "$@" pages | summary; }
+raw() { values "$@" | summary; }
 median() { per_page "$@" | cut -d' ' -f1; }
 
-# raw FILE CASE KEY: "median (min-max)" of KEY itself (a count).
-raw() {
-	awk -v c="$2" -v k="$3" '$1 == c { for (i = 2; i <= NF; i++) {
-		split($i, kv, "="); if (kv[1] == k) print kv[2] } }' "$1" | sort -g |
-	awk '{ v[NR] = $1 } END { if (!NR) { print "-"; exit }
-		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		if (v[1] == v[NR]) print m; else printf "%s (%s–%s)\n", m, v[1], v[NR] }'
+# cells CELL CASE KEY1 KEY2: "| v7.3 KEY1 | series KEY1 | v7.3 KEY2 |
+# series KEY2 |", each by CELL (per_page or raw).
+cells() {
+	echo "| $($1 "$out/base.txt" "$2" "$3") | $($1 "$out/series.txt" "$2" "$3") |" \
+		"$($1 "$out/base.txt" "$2" "$4") | $($1 "$out/series.txt" "$2" "$4") |"
 }
 
 # ratio CASE KEY: series / v7.3 of the per-page medians.
@@ -72,10 +79,7 @@ HEAD
 			pagecache-pte-seq-128m pagecache-pte-rand-128m pagecache-pte-seq-64k; do
 			n=$fs-$c
 			grep -q "^$n " "$out/base.txt" "$out/series.txt" || continue
-			echo "| $fs | ${c//-/ } | $(per_page "$out/base.txt" "$n" ns1) |" \
-				"$(per_page "$out/series.txt" "$n" ns1) |" \
-				"$(per_page "$out/base.txt" "$n" ns2) |" \
-				"$(per_page "$out/series.txt" "$n" ns2) |"
+			echo "| $fs | ${c//-/ } $(cells per_page "$n" ns1 ns2)"
 		done
 	done
 	cat <<HEAD
@@ -93,10 +97,7 @@ HEAD
 				n=$fs-$c
 				grep -q "^$n .*unmap_ns$pass=" "$out/series.txt" || continue
 				label="${c//-/ } $([ "$pass" = 1 ] && echo first || echo re-read)"
-				echo "| $fs | $label | $(per_page "$out/base.txt" "$n" "ns$pass") |" \
-					"$(per_page "$out/series.txt" "$n" "ns$pass") |" \
-					"$(per_page "$out/base.txt" "$n" "unmap_ns$pass") |" \
-					"$(per_page "$out/series.txt" "$n" "unmap_ns$pass") |"
+				echo "| $fs | $label $(cells per_page "$n" "ns$pass" "unmap_ns$pass")"
 			done
 		done
 	done
@@ -141,19 +142,10 @@ HEAD
 		for first in 0 64 16384; do
 			n=$fs-pmdmix-first$first
 			grep -q "^$n " "$out/base.txt" "$out/series.txt" || continue
-			echo "| $fs | $first | $(raw "$out/base.txt" "$n" pmd_nopage) |" \
-				"$(raw "$out/series.txt" "$n" pmd_nopage) |" \
-				"$(raw "$out/base.txt" "$n" pmd_fallback) |" \
-				"$(raw "$out/series.txt" "$n" pmd_fallback) |"
+			echo "| $fs | $first $(cells raw "$n" pmd_nopage pmd_fallback)"
 		done
 	done
-	if [ -s "$out/base-warnings.txt" ]; then
-		echo
-		echo "v7.3 warned in $(wc -l <"$out/base-warnings.txt") of its boots (the series fixes"
-		echo "these; the numbers of those boots stand):"
-		echo
-		sed 's/^/    /' "$out/base-warnings.txt"
-	fi
+	quote_base_warnings "$out/base-warnings.txt"
 	cat <<HEAD
 
 The series' targets of issue #23, from the medians above (sequential

@@ -276,14 +276,7 @@ for fs in ext4 xfs; do
 	done
 done
 
-warn=$(dirname "$basef")/base-warnings.txt
-if [ -s "$warn" ]; then
-	echo
-	echo "v7.3 warned in $(wc -l <"$warn") of its boots (the series fixes these; the"
-	echo "numbers of those boots stand):"
-	echo
-	sed 's/^/    /' "$warn"
-fi
+quote_base_warnings "$(dirname "$basef")/base-warnings.txt"
 
 cat <<HEAD
 

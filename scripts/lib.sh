@@ -125,3 +125,13 @@ default_kernel() {
 	"$TOP/scripts/build-kernel.sh" "$src" "$obj" default >&2 || return
 	echo "$obj/arch/x86/boot/bzImage"
 }
+
+# quote_base_warnings FILE: the paragraph of a bench report that quotes
+# the warnings of v7.3's boots (scripts/bench.sh, base_warned()); nothing
+# without any.
+quote_base_warnings() {
+	[ -s "$1" ] || return 0
+	printf '\nv7.3 warned in %s of its boots (the series fixes these; the\n' "$(wc -l <"$1")"
+	printf 'numbers of those boots stand):\n\n'
+	sed 's/^/    /' "$1"
+}
