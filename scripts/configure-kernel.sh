@@ -38,7 +38,9 @@ kmake "$src" "$obj" -s tinyconfig >/dev/null
 	>"$obj/merge_config.log" 2>&1 || die "merge_config.sh failed (see $obj/merge_config.log)"
 kmake "$src" "$obj" -s olddefconfig >/dev/null
 
-# Every option a fragment asks for must be in the final .config.
+# Every option the fragments ask for must be in the final .config, as
+# the last fragment that names it says (a profile may turn off what
+# default turns on).
 dropped=
 while IFS= read -r line; do
 	case $line in
@@ -48,6 +50,8 @@ while IFS= read -r line; do
 	CONFIG_*=*)
 		grep -qxF -- "$line" "$obj/.config" || dropped="$dropped $line" ;;
 	esac
-done < <(cat "${frags[@]}" | sed 's/[[:space:]]*#.*//')
+done < <(cat "${frags[@]}" | sed 's/[[:space:]]*#.*//' |
+	awk -F= '/^CONFIG_/ { if (!($1 in v)) order[n++] = $1; v[$1] = $0 }
+		END { for (i = 0; i < n; i++) print v[order[i]] }')
 [ -z "$dropped" ] || die "config options dropped by olddefconfig (missing dependencies?):$dropped"
 echo "$want" >"$stamp"
