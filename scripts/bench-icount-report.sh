@@ -1,5 +1,5 @@
 #!/bin/bash
-# Usage: bench-icount-report.sh DIR REPS DOCDIR
+# Usage: bench-icount-report.sh DIR REPS DOCDIR [PROFILE]
 # Turn the BENCH lines of make bench's instruction pass (DIR/{base,series}.txt:
 # the read, CoW write and PMD cases of guest/bench-guest.sh in its "reads"
 # mode, with ICOUNT=1: QEMU -icount shift=0,sleep=off, where the guest's
@@ -7,11 +7,23 @@
 # DOCDIR/results-icount.md: instructions per page, median (min-max) over
 # the REPS boots per kernel and filesystem. It cannot see cache misses,
 # memory bandwidth or real parallelism (the two vCPUs run one at a time).
+# PROFILE (default: default) names the kernel config of the boots; for
+# another, the report is DOCDIR/results-icount-PROFILE.md.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 3 ] || die "usage: bench-icount-report.sh DIR REPS DOCDIR"
-out=$1 reps=$2 doc=$3
+[ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: bench-icount-report.sh DIR REPS DOCDIR [PROFILE]"
+out=$1 reps=$2 doc=$3 profile=${4:-default}
+case $profile in
+default)
+	md=$doc/results-icount.md
+	config="\`default\` config (lockdep on)" ;;
+nodebug)
+	md=$doc/results-icount-nodebug.md
+	config="\`nodebug\` config (\`default\` without lockdep, the VM, list
+and atomic-sleep checks and KFENCE: what users run)" ;;
+*) die "bench-icount-report.sh: unknown profile '$profile'" ;;
+esac
 if [ ! -s "$out/base.txt" ] || [ ! -s "$out/series.txt" ]; then
 	die "no icount results in $out/{base,series}.txt"
 fi
@@ -54,7 +66,6 @@ ratio() {
 		'BEGIN { if (b == "-" || s == "-" || !b) print "-"; else printf "%.3f\n", s / b }'
 }
 
-md=$doc/results-icount.md
 {
 	cat <<HEAD
 # Instructions per page: v7.3 vs the series
@@ -64,7 +75,7 @@ write and PMD cases of \`guest/bench-guest.sh\` under QEMU \`-icount shift=0,sle
 where the guest's clock counts executed instructions, so a time the
 guest measures is the instruction count of what ran: mapping the file,
 reading one word per page, the faults, and unmapping. Plain v7.3 and the
-series, same \`default\` config (lockdep on), $reps boots per kernel and
+series, same $config, $reps boots per kernel and
 filesystem, alternating; median (min–max) over the boots, divided by
 the pages read (32768 for 128 MiB, 16 for 64 KiB). It cannot see cache
 misses, memory bandwidth or real parallelism. "first" is the first read

@@ -9,20 +9,30 @@
 # figures, not hardware numbers. Then the read, CoW write and PMD cases again on an
 # instruction clock (ICOUNT=1), BENCH_ICOUNT_REPS times (default 2):
 # build/bench-icount/ and, through bench-icount-report.sh,
-# Documentation/results-icount.md. Either count may be 0 to skip its pass.
+# Documentation/results-icount.md. Then the same instruction count with
+# the nodebug config (no lockdep), BENCH_NODEBUG_REPS times (default 2):
+# build/bench-nodebug/ and Documentation/results-icount-nodebug.md. Any
+# count may be 0 to skip its pass.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 reps=${BENCH_REPS:-5} icount_reps=${BENCH_ICOUNT_REPS:-2}
-for v in "BENCH_REPS=$reps" "BENCH_ICOUNT_REPS=$icount_reps"; do
+nodebug_reps=${BENCH_NODEBUG_REPS:-2}
+for v in "BENCH_REPS=$reps" "BENCH_ICOUNT_REPS=$icount_reps" \
+	"BENCH_NODEBUG_REPS=$nodebug_reps"; do
 	case ${v#*=} in
 	'' | *[!0-9]*) die "$v: want a number (0 skips the pass)" ;;
 	esac
 done
 src=$("$TOP/scripts/apply-series.sh")
 base=$("$TOP/scripts/get-base.sh")
-"$TOP/scripts/build-kernel.sh" "$base" "$BUILD/obj-default-base" default
-"$TOP/scripts/build-kernel.sh" "$src" "$BUILD/obj-default" default
+
+# build PROFILE: v7.3 and the series with PROFILE, in obj-PROFILE-base
+# and obj-PROFILE.
+build() {
+	"$TOP/scripts/build-kernel.sh" "$base" "$BUILD/obj-$1-base" "$1"
+	"$TOP/scripts/build-kernel.sh" "$src" "$BUILD/obj-$1" "$1"
+}
 
 # base_warned OUT KERNEL FS RUN: whether the boot failed only because
 # v7.3's kernel log reports a problem (it warns where the series fixes
@@ -37,11 +47,11 @@ base_warned() {
 		>>"$1/base-warnings.txt"
 }
 
-# boots OUT REPS MODE ICOUNT: REPS boots per kernel and filesystem, kernels
-# alternating, each running bench-guest.sh in MODE (all or reads) with
-# ICOUNT (0 or 1); BENCH lines to OUT/{base,series}.txt.
+# boots OUT REPS MODE ICOUNT PROFILE: REPS boots per kernel (of PROFILE)
+# and filesystem, kernels alternating, each running bench-guest.sh in MODE
+# (all or reads) with ICOUNT (0 or 1); BENCH lines to OUT/{base,series}.txt.
 boots() {
-	local out=$1 reps=$2 mode=$3 icount=$4 r fs k obj rc start=$SECONDS
+	local out=$1 reps=$2 mode=$3 icount=$4 profile=$5 r fs k obj rc start=$SECONDS
 	# An instruction clock needs TCG (boot-guest.sh refuses ICOUNT=1 on KVM).
 	local accel=${ACCEL:-}
 	[ "$icount" = 0 ] || accel=tcg
@@ -50,9 +60,9 @@ boots() {
 	for r in $(seq "$reps"); do
 		for fs in ext4 xfs; do
 			for k in base series; do
-				obj=$BUILD/obj-default
-				[ "$k" = base ] && obj=$BUILD/obj-default-base
-				log "bench: run $r of $reps ($mode, icount $icount), $k on $fs ($((SECONDS - start))s)"
+				obj=$BUILD/obj-$profile
+				[ "$k" = base ] && obj=$BUILD/obj-$profile-base
+				log "bench: run $r of $reps ($mode, icount $icount, $profile), $k on $fs ($((SECONDS - start))s)"
 				rc=0
 				ICOUNT=$icount ACCEL=$accel "$TOP/qemu-run.sh" --kernel "$obj/arch/x86/boot/bzImage" \
 					--fs "$fs" --timeout 1800 -- "/harness/bench-guest.sh $fs $mode" \
@@ -67,13 +77,22 @@ boots() {
 	log "guest runs took $((SECONDS - start))s ($reps runs per kernel and filesystem)"
 }
 
+if [ "$reps" -gt 0 ] || [ "$icount_reps" -gt 0 ]; then
+	build default
+fi
+[ "$nodebug_reps" = 0 ] || build nodebug
 if [ "$reps" -gt 0 ]; then
-	boots "$BUILD/bench" "$reps" all 0
+	boots "$BUILD/bench" "$reps" all 0 default
 	"$TOP/scripts/bench-report.sh" "$BUILD/bench/base.txt" "$BUILD/bench/series.txt" \
 		"$TOP/Documentation"
 fi
 if [ "$icount_reps" -gt 0 ]; then
-	boots "$BUILD/bench-icount" "$icount_reps" reads 1
+	boots "$BUILD/bench-icount" "$icount_reps" reads 1 default
 	"$TOP/scripts/bench-icount-report.sh" "$BUILD/bench-icount" "$icount_reps" \
 		"$TOP/Documentation"
+fi
+if [ "$nodebug_reps" -gt 0 ]; then
+	boots "$BUILD/bench-nodebug" "$nodebug_reps" reads 1 nodebug
+	"$TOP/scripts/bench-icount-report.sh" "$BUILD/bench-nodebug" "$nodebug_reps" \
+		"$TOP/Documentation" nodebug
 fi
