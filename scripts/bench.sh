@@ -80,7 +80,7 @@ boots() {
 if [ "$reps" -gt 0 ] || [ "$icount_reps" -gt 0 ]; then
 	build default
 fi
-[ "$nodebug_reps" = 0 ] || build nodebug
+[ "$nodebug_reps" -eq 0 ] || build nodebug
 if [ "$reps" -gt 0 ]; then
 	boots "$BUILD/bench" "$reps" all 0 default
 	"$TOP/scripts/bench-report.sh" "$BUILD/bench/base.txt" "$BUILD/bench/series.txt" \
