@@ -11,7 +11,7 @@ usage() {
 	cat <<USAGE
 usage: ./qemu-run.sh [options] [-- CMD]
   --fs ext4|xfs|all     filesystems to test (default: all = ext4 xfs)
-  --config PROFILE      kernel-config profile: default, kasan or nodebug (default: default)
+  --config PROFILE      a kernel-config/ profile: default, kasan, nodebug (default: default)
   --kernel BZIMAGE      boot this kernel instead of building one
   --no-series           build and boot plain v7.3 (the pinned base)
   --tests PATTERN       run only the dax kselftests whose name matches (shell glob)
@@ -64,7 +64,10 @@ case $timeout in
 esac
 [ "$mode" != cmd ] || [ -n "$guestcmd" ] || die "-- needs a command"
 if [ ! -f "$TOP/kernel-config/$profile.config" ] || [ "$profile" = base ]; then
-	die "unknown --config '$profile' (default, kasan or nodebug)"
+	profiles=("$TOP"/kernel-config/*.config)
+	profiles=("${profiles[@]##*/}")
+	profiles=("${profiles[@]%.config}")
+	die "unknown --config '$profile' (kernel-config/ has: ${profiles[*]/base/})"
 fi
 if [ -n "$kernel" ]; then
 	[ -f "$kernel" ] || die "--kernel $kernel: no such file"

@@ -14,15 +14,13 @@ set -euo pipefail
 
 [ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: bench-icount-report.sh DIR REPS DOCDIR [PROFILE]"
 out=$1 reps=$2 doc=$3 profile=${4:-default}
+md=$doc/results-icount.md
+[ "$profile" = default ] || md=$doc/results-icount-$profile.md
 case $profile in
-default)
-	md=$doc/results-icount.md
-	config="\`default\` config (lockdep on)" ;;
-nodebug)
-	md=$doc/results-icount-nodebug.md
-	config="\`nodebug\` config (\`default\` without lockdep, the VM, list
+default) config="\`default\` config (lockdep on)" ;;
+nodebug) config="\`nodebug\` config (\`default\` without lockdep, the VM, list
 and atomic-sleep checks and KFENCE: what users run)" ;;
-*) die "bench-icount-report.sh: unknown profile '$profile'" ;;
+*) config="\`$profile\` config" ;;
 esac
 if [ ! -s "$out/base.txt" ] || [ ! -s "$out/series.txt" ]; then
 	die "no icount results in $out/{base,series}.txt"
