@@ -64,10 +64,12 @@ case $timeout in
 esac
 [ "$mode" != cmd ] || [ -n "$guestcmd" ] || die "-- needs a command"
 if [ ! -f "$TOP/kernel-config/$profile.config" ] || [ "$profile" = base ]; then
-	profiles=("$TOP"/kernel-config/*.config)
-	profiles=("${profiles[@]##*/}")
-	profiles=("${profiles[@]%.config}")
-	die "unknown --config '$profile' (kernel-config/ has: ${profiles[*]/base/})"
+	profiles=()
+	for f in "$TOP"/kernel-config/*.config; do
+		f=${f##*/}
+		[ "$f" = base.config ] || profiles+=("${f%.config}")
+	done
+	die "unknown --config '$profile' (kernel-config/ has: ${profiles[*]})"
 fi
 if [ -n "$kernel" ]; then
 	[ -f "$kernel" ] || die "--kernel $kernel: no such file"
