@@ -24,7 +24,9 @@
  *	write copies on write, with FILE not mapped (unmapped), mapped and
  *	read by this process (mapped, plain) or by a child that keeps the
  *	mapping while the writes run (other); plain: no clone.  Reports the
- *	nanoseconds of the writes.
+ *	nanoseconds of the writes (ns1) and the writer's CPU time in them
+ *	(cpu1: without what other tasks, kernel workers included, ran).
+ *	Writes back and sleeps a second before the set-up and the writes.
  *   dax-bench pmdmix FILE KIB FIRSTKIB NAME
  *	Create FILE (KIB KiB, allocated in one piece: 2 MiB extents on a
  *	filesystem made for them), read its first FIRSTKIB KiB through a
@@ -85,6 +87,27 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Write back everything, then sleep a second for the kernel workers that
+ * queued more (under -icount with sleep=off an idle guest skips ahead).
+ */
+static void settle(void)
+{
+	const struct timespec second = { .tv_sec = 1 };
+
+	sync();
+	nanosleep(&second, NULL);
+}
+
+/* CPU time of the calling thread: under -icount, its own instructions. */
+static uint64_t thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -350,12 +373,19 @@ static int bench_cowwrite(char **argv)
 	int fd, cfd = -1, ready[2], done[2];
 	char clone[4096], *buf, *p = NULL, c;
 	pid_t child = -1;
-	uint64_t t0, ns;
+	uint64_t t0, c0, ns, cpu;
 
 	if (!plain && !other && !self && strcmp(how, "unmapped")) {
 		fprintf(stderr, "dax-bench: cowwrite: unknown mapping %s\n", how);
 		return 2;
 	}
+	/*
+	 * Let the work that earlier cases left run first (XFS frees deleted
+	 * files' blocks and writes its log in workers, which run later the
+	 * faster those cases ran), so that it neither runs during the writes
+	 * nor decides where this file's blocks go.
+	 */
+	settle();
 	fd = make_file(argv[0], len, 0);
 	snprintf(clone, sizeof(clone), "%s.clone", argv[0]);
 	if (!plain) {
@@ -391,13 +421,17 @@ static int bench_cowwrite(char **argv)
 	if (!buf)
 		die("malloc");
 	memset(buf, 0xa5, ps);
+	/* Nor what the set-up left: log it now, not during the writes. */
+	settle();
 	t0 = now_ns();
+	c0 = thread_ns();
 	for (off = 0; off < len; off += ps)
 		if (pwrite(fd, buf, ps, off) != (ssize_t)ps)
 			die("pwrite");
+	cpu = thread_ns() - c0;
 	ns = now_ns() - t0;
-	printf("BENCH %s pages=%zu ns1=%llu\n", argv[3], len / ps,
-	       (unsigned long long)ns);
+	printf("BENCH %s pages=%zu ns1=%llu cpu1=%llu\n", argv[3], len / ps,
+	       (unsigned long long)ns, (unsigned long long)cpu);
 	if (other) {
 		close(done[1]);
 		close(ready[0]);
