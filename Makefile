@@ -1,5 +1,5 @@
 # Entry points of the harness; README.md documents them.
-.PHONY: run check check-kasan regen postings bench bites fstests ndctl deps shellcheck clean help
+.PHONY: run check check-kasan regen postings bench profile bites fstests ndctl deps shellcheck clean help
 
 run:
 	./qemu-run.sh
@@ -30,6 +30,11 @@ postings:
 bench:
 	scripts/bench.sh
 
+# Instructions per write(2) by kernel function, v7.3 vs the series (a QEMU
+# plugin under -icount): PROFILE_ARGS="xfs plain nodebug" (the default).
+profile:
+	scripts/profile.sh $(PROFILE_ARGS)
+
 # Each kselftest fails on v7.3 for the bug it names, and passes with the
 # series (not part of make check: about half an hour of guests).
 bites:
@@ -57,4 +62,4 @@ clean:
 	rm -rf build
 
 help:
-	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | postings | bench | bites | fstests | ndctl | deps | clean"
+	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | postings | bench | profile | bites | fstests | ndctl | deps | clean"

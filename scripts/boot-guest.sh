@@ -20,7 +20,8 @@
 # maxmem), NVDIMM_LABEL_SIZE (a label area per NVDIMM, default none),
 # ICOUNT=1 (TCG only: the guest's clock counts executed instructions,
 # one per nanosecond, so that a time measured in the guest is the
-# instruction count of what ran, the same on every run and host).
+# instruction count of what ran, the same on every run and host),
+# QEMU_PLUGIN (a TCG plugin and its arguments, QEMU's -plugin syntax).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -93,8 +94,13 @@ case ${ICOUNT:-0} in
 	icount=(-icount "shift=0,sleep=off") ;;
 *) die "ICOUNT must be 0 or 1, not '$ICOUNT'" ;;
 esac
+plugin=()
+if [ -n "${QEMU_PLUGIN:-}" ]; then
+	[ "$accel" = tcg ] || die "QEMU_PLUGIN needs TCG (ACCEL=tcg), not $accel"
+	plugin=(-plugin "$QEMU_PLUGIN")
+fi
 
-cmd=(qemu-system-x86_64 -accel "$accelopt" "${cpu[@]}" "${icount[@]}" -smp 2
+cmd=(qemu-system-x86_64 -accel "$accelopt" "${cpu[@]}" "${icount[@]}" "${plugin[@]}" -smp 2
 	-machine "pc,nvdimm=on" -m "${GUEST_MEM:-2G},slots=2,maxmem=${GUEST_MAXMEM:-4G}"
 	-object "memory-backend-file,id=mem0,share=on,mem-path=$nvdir/test.img,size=$nvsize,align=2M"
 	-device "nvdimm,id=nv0,memdev=mem0${NVDIMM_LABEL_SIZE:+,label-size=$NVDIMM_LABEL_SIZE}"
