@@ -34,6 +34,13 @@ expect 2 "N must be a positive number" "crash cycles: N of 0" -- \
 	"$TOP/scripts/crash-cycles.sh" "$tmp/not-a-kernel" ext4 0
 expect 2 "N must be a positive number" "crash cycles: N not a number" -- \
 	"$TOP/scripts/crash-cycles.sh" "$tmp/not-a-kernel" ext4 abc
+prof=$TOP/scripts/profile.sh
+expect 2 "FS must be ext4 or xfs, not 'btrfs'" "make profile: unknown filesystem" -- "$prof" btrfs
+expect 2 "CASE must be write-mapped" "make profile: CoW case on ext4" -- "$prof" ext4 cowwrite-mapped
+expect 2 "no kernel config 'nope'" "make profile: unknown config" -- "$prof" xfs write-mapped nope
+expect 2 "QEMU_PLUGIN needs TCG" "a TCG plugin on KVM" -- \
+	env ACCEL=kvm QEMU_PLUGIN="$tmp/plugin.so" "$TOP/scripts/boot-guest.sh" \
+	"$tmp/not-a-kernel" "$tmp/not-a-kernel" "$tmp/boot" test
 fst=$TOP/scripts/fstests.sh
 expect 2 "unknown configuration 'btrfs'" "make fstests: unknown configuration" -- \
 	"$fst" --configs xfs,btrfs
