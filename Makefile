@@ -31,7 +31,8 @@ bench:
 	scripts/bench.sh
 
 # Instructions per write(2) by kernel function, v7.3 vs the series (a QEMU
-# plugin under -icount): PROFILE_ARGS="xfs plain nodebug" (the default).
+# plugin under -icount): PROFILE_ARGS="FS CASE PROFILE", by default
+# "xfs write-mapped nodebug".
 profile:
 	scripts/profile.sh $(PROFILE_ARGS)
 

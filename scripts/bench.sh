@@ -35,14 +35,12 @@ build() {
 }
 
 # base_warned OUT KERNEL FS RUN: whether the boot failed only because
-# v7.3's kernel log reports a problem (it warns where the series fixes
-# it: a CoW write(2) under a mapping drops a mapped folio's association);
-# its numbers stand, and the warning goes to OUT/base-warnings.txt, which
-# the reports quote.
+# v7.3's kernel log reports a problem (base_only_warned); its numbers
+# stand, and the warning goes to OUT/base-warnings.txt, which the reports
+# quote.
 base_warned() {
 	local log=$1/$2-$3-$4.log
-	[ "$2" = base ] || return 1
-	grep -q '^VERDICT [a-z0-9]*: FAIL (kernel log reports a problem) ' "$log" || return 1
+	base_only_warned "$2" "$log" || return 1
 	echo "$3 run $4: $(grep -m1 -E 'WARNING:|BUG:' "$log" | sed 's/^\[ *[0-9.]*\] //')" \
 		>>"$1/base-warnings.txt"
 }

@@ -111,7 +111,7 @@ rootfs=$BUILD/fstests-root.img
 "$TOP/scripts/mkrootfs.sh" "$rootfs" "$fst"
 declare -A image
 for k in "${kernels[@]}"; do
-	image[$k]=$(default_kernel "$k")
+	image[$k]=$(built_kernel "$k")
 done
 
 # One boot: kernel $1, configuration $2, logs and results in $3.

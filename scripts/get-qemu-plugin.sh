@@ -22,7 +22,8 @@ if [ -f "$so" ] && [ "$so" -nt "$src" ]; then
 fi
 
 apt=$BUILD/apt-qemu
-header=$apt/qemu-plugin-$version.h
+inc=$apt/include-${version//:/_}
+header=$inc/qemu-plugin.h
 if [ ! -s "$header" ]; then
 	need_tools apt-get tar
 	private_apt "$apt" "deb-src $(debian_mirror) bookworm main"
@@ -34,13 +35,13 @@ if [ ! -s "$header" ]; then
 	(cd "$apt/src" && apt-get -q "${aptopts[@]}" source --download-only "qemu=$version") \
 		>"$apt/download.log" 2>&1 ||
 		die "qemu $version is not in the mirror's bookworm sources (see $apt/download.log)"
+	mkdir -p "$inc"
 	tar -xJOf "$apt/src"/qemu_*.orig.tar.xz --wildcards '*/include/qemu/qemu-plugin.h' \
 		>"$header.tmp" || die "no include/qemu/qemu-plugin.h in the qemu $version source"
 	mv "$header.tmp" "$header"
 	rm -rf "$apt/src"
 fi
-mkdir -p "$tools" "$apt/include"
-cp "$header" "$apt/include/qemu-plugin.h"
-gcc -O2 -Wall -shared -fPIC -I"$apt/include" -o "$so" "$src" ||
+mkdir -p "$tools"
+gcc -O2 -Wall -shared -fPIC -I"$inc" -o "$so" "$src" ||
 	die "building $src against the qemu $version plugin API failed"
 echo "$so"

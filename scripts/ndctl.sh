@@ -72,7 +72,7 @@ kernel_image() {
 		echo "${image[$1]}"
 		return
 	fi
-	default_kernel "$1"
+	built_kernel "$1"
 }
 # The kernel complaints verdict.sh fails a run for: the one list.
 kernel_bad=$(sed -n "s/^kernel_bad='\(.*\)'$/\1/p" "$TOP/scripts/verdict.sh")
