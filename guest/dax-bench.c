@@ -219,6 +219,7 @@ static int bench_read(char **argv)
 	unsigned int seed = 42;
 	volatile char sink;
 	size_t *order;
+	char mark[128];
 	int fd, pass;
 
 	if (len) {
@@ -246,7 +247,13 @@ static int bench_read(char **argv)
 	printf("BENCH %s pages=%zu", argv[4], npages);
 	for (pass = 1; pass <= 2; pass++) {
 		long s0 = vmstat("vma_lock_success"), r0 = vmstat("vma_lock_retry");
-		uint64_t t0 = now_ns();
+		uint64_t t0, ns;
+
+		/* make profile's window: the pass's timed mmap and reads. */
+		snprintf(mark, sizeof(mark), "%s-%s", argv[4],
+			 pass == 1 ? "first" : "reread");
+		profile_mark(mark);
+		t0 = now_ns();
 		char *p = map_at(fd, len, PROT_READ,
 				 MAP_SHARED | (populate ? MAP_POPULATE : 0), pmd);
 		/* The reads' faults: MAP_POPULATE's are taken by mmap(). */
@@ -254,8 +261,10 @@ static int bench_read(char **argv)
 
 		for (i = 0; i < npages; i++)
 			sink = p[order[i] * ps];
+		ns = now_ns() - t0;
+		profile_mark(mark);
 		printf(" faults%d=%ld ns%d=%llu", pass, minflt() - f0, pass,
-		       (unsigned long long)(now_ns() - t0));
+		       (unsigned long long)ns);
 		printf(" vma_success%d=%ld vma_retry%d=%ld", pass,
 		       vmstat("vma_lock_success") - s0, pass,
 		       vmstat("vma_lock_retry") - r0);
