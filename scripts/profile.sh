@@ -1,27 +1,52 @@
 #!/bin/bash
-# Usage: profile.sh [FS [CASE [PROFILE]]]
-# Where the instructions of a 4 KiB write(2) go, v7.3 against the series:
-# boot each kernel of PROFILE (default nodebug; built as make bench builds
-# it) once under QEMU -icount with the scripts/qemu-tbprof.c plugin, run
-# make bench's instruction pass on FS (default xfs: bench-guest.sh reads,
-# the same cases in the same order) with DAX_BENCH_MARK=FS-CASE, so that
-# the write case CASE (default write-mapped; or cowwrite-unmapped,
-# cowwrite-mapped, cowwrite-other on xfs) marks its timed writes, and
-# print the instructions per write of each kernel function that ran
-# between the marks, for both kernels, the largest differences first.
+# Usage: profile.sh [FS [CASE [PROFILE [AGAINST]]]]
+# Where the instructions of a bench case go, function by function: boot
+# a kernel of PROFILE (default nodebug; built as make bench builds it)
+# under QEMU -icount with the scripts/qemu-tbprof.c plugin, run make
+# bench's instruction pass on FS (default xfs: bench-guest.sh reads, the
+# same cases in the same order) with DAX_BENCH_MARK=FS-CASE, so that case
+# CASE marks its timed window, and print the instructions per write (or
+# per page read) of each kernel function that ran between the marks.
+# Without AGAINST: v7.3 against the series on CASE, two boots. With
+# AGAINST: the series on CASE against the series on AGAINST, two boots.
+# CASE is a write case (default write-mapped; on xfs also
+# cowwrite-unmapped, cowwrite-mapped, cowwrite-other: the timed writes),
+# or a 128 MiB read case of make bench (dax-pte-seq-128m,
+# dax-pte-rand-128m, dax-pmd-seq-128m, dax-populate-seq-128m,
+# pagecache-pte-seq-128m, pagecache-pte-rand-128m) with -first or
+# -reread (the timed mmap and reads of that pass).
 # The functions are those of System.map; the guest boots with nokaslr.
 # Everything that ran counts: kernel workers, interrupts and the user
-# side ("<user>") as well as the writer. Prints the 40 largest
+# side ("<user>") as well as the bench. Prints the 40 largest
 # differences; all of them are in $BUILD/profile/report.txt.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-fs=${1:-xfs} case=${2:-write-mapped} profile=${3:-nodebug}
+fs=${1:-xfs} case=${2:-write-mapped} profile=${3:-nodebug} against=${4:-}
 case $fs in ext4 | xfs) ;; *) die "FS must be ext4 or xfs, not '$fs'" ;; esac
-case $fs-$case in
-*-write-mapped | xfs-cowwrite-unmapped | xfs-cowwrite-mapped | xfs-cowwrite-other) ;;
-*) die "CASE must be write-mapped (or on xfs cowwrite-unmapped, cowwrite-mapped, cowwrite-other), not '$case'" ;;
-esac
+
+# Is $1 a case that marks its window on $fs?
+known_case() {
+	case $1 in
+	write-mapped) return 0 ;;
+	cowwrite-unmapped | cowwrite-mapped | cowwrite-other) [ "$fs" = xfs ] ;;
+	*-first | *-reread)
+		case ${1%-*} in
+		dax-pte-seq-128m | dax-pte-rand-128m | dax-pmd-seq-128m | \
+			dax-populate-seq-128m | pagecache-pte-seq-128m | \
+			pagecache-pte-rand-128m) return 0 ;;
+		esac
+		return 1
+		;;
+	*) return 1 ;;
+	esac
+}
+for c in "$case" ${against:+"$against"}; do
+	known_case "$c" || die "CASE must be write-mapped (on xfs also cowwrite-unmapped," \
+		"cowwrite-mapped, cowwrite-other) or a 128 MiB read case with -first or" \
+		"-reread (dax-pte-seq-128m-reread, ...; see the usage), not '$c'"
+done
+[ "$case" != "$against" ] || die "CASE and AGAINST are the same case, '$case'"
 if [ "$profile" = base ] || [ ! -f "$TOP/kernel-config/$profile.config" ]; then
 	die "no kernel config '$profile' in kernel-config/"
 fi
@@ -29,59 +54,80 @@ need_tools python3
 plugin=$("$TOP/scripts/get-qemu-plugin.sh")
 out=$BUILD/profile
 mkdir -p "$out"
-# The user page that dax-bench calls around its timed writes (PROFILE_MARK).
+# The user page that dax-bench calls around its timed window (PROFILE_MARK).
 mark=5a5a00000000
 
-for k in base series; do
+# Each run: kernel, case and the report's name for it.
+if [ -n "$against" ]; then
+	runs="series:$case:$case series:$against:$against"
+else
+	runs="base:$case:v7.3 series:$case:series"
+fi
+n=0
+for run in $runs; do
+	IFS=: read -r k c name <<<"$run"
+	n=$((n + 1))
 	image=$(built_kernel "$k" "$profile")
-	rm -f "$out/$k.tb"
-	log "profiling $k ($profile) on $fs: $case"
-	ICOUNT=1 ACCEL=tcg QEMU_PLUGIN="$plugin,mark=$mark,out=$out/$k.tb" \
+	rm -f "$out/$n.tb"
+	log "profiling $k ($profile) on $fs: $c"
+	ICOUNT=1 ACCEL=tcg QEMU_PLUGIN="$plugin,mark=$mark,out=$out/$n.tb" \
 		"$TOP/qemu-run.sh" --kernel "$image" --fs "$fs" \
 		--append nokaslr --timeout 1800 -- \
-		"DAX_BENCH_MARK=$fs-$case /harness/bench-guest.sh $fs reads" \
-		>"$out/$k.log" 2>&1 || base_only_warned "$k" "$out/$k.log" ||
-		die "$k: the guest failed, see $out/$k.log"
-	grep -q '^# marks 2$' "$out/$k.tb" 2>/dev/null ||
-		die "$k: the plugin saw no marked window (see $out/$k.log)"
-	grep "^BENCH $fs-$case " "$out/$k.log" | cut -d' ' -f2- >"$out/$k.bench" ||
-		die "$k: no BENCH line for $fs-$case in $out/$k.log"
-	cp "${image%/arch/x86/boot/bzImage}/System.map" "$out/$k.map"
+		"DAX_BENCH_MARK=$fs-$c /harness/bench-guest.sh $fs reads" \
+		>"$out/$n.log" 2>&1 || base_only_warned "$k" "$out/$n.log" ||
+		die "$k: the guest failed, see $out/$n.log"
+	grep -q '^# marks 2$' "$out/$n.tb" 2>/dev/null ||
+		die "$k: the plugin saw no marked window (see $out/$n.log)"
+	# A read case's BENCH line is named without its pass.
+	bench=${c%-first}
+	bench=${bench%-reread}
+	grep "^BENCH $fs-$bench " "$out/$n.log" | cut -d' ' -f2- >"$out/$n.bench" ||
+		die "$k: no BENCH line for $fs-$bench in $out/$n.log"
+	echo "$name $c" >"$out/$n.name"
+	cp "${image%/arch/x86/boot/bzImage}/System.map" "$out/$n.map"
 done
 
 python3 - "$out" >"$out/report.txt" <<'PY'
 import bisect, collections, sys
 out = sys.argv[1]
-bench = {k: dict(kv.split("=") for kv in open(f"{out}/{k}.bench").read().split()[1:])
-         for k in ("base", "series")}
-pages = int(bench["base"]["pages"])
 
-def profile(k):
-    syms = sorted((int(a, 16), n) for a, t, n in
-                  (l.split()[:3] for l in open(f"{out}/{k}.map")) if t in "tTwW")
+def run(n):
+    name, case = open(f"{out}/{n}.name").read().split()
+    bench = dict(kv.split("=") for kv in open(f"{out}/{n}.bench").read().split()[1:])
+    syms = sorted((int(a, 16), f) for a, t, f in
+                  (l.split()[:3] for l in open(f"{out}/{n}.map")) if t in "tTwW")
     addrs = [a for a, _ in syms]
     funcs = collections.Counter()
-    for line in open(f"{out}/{k}.tb"):
+    for line in open(f"{out}/{n}.tb"):
         if line.startswith("#"):
             continue
-        vaddr, insns = (int(x, 16) if i == 0 else int(x) for i, x in enumerate(line.split()))
+        vaddr, insns = line.split()
+        vaddr, insns = int(vaddr, 16), int(insns)
         if vaddr < 0xffff800000000000:
             funcs["<user>"] += insns
             continue
         i = bisect.bisect_right(addrs, vaddr) - 1
         funcs[syms[i][1] if i >= 0 else "?"] += insns
-    return funcs
+    return name, case, bench, funcs
 
-b, s = profile("base"), profile("series")
-for k, name in (("base", "v7.3"), ("series", "series")):
-    print(f"{name}: the bench's clock {int(bench[k]['ns1']) / pages:.1f}, the writer's "
-          f"{int(bench[k]['cpu1']) / pages:.1f} instructions per write")
-print(f"counted between the marks: v7.3 {sum(b.values()) / pages:.1f}, "
-      f"series {sum(s.values()) / pages:.1f}")
-print(f"{'v7.3':>9} {'series':>9} {'diff':>8}  function")
-for f in sorted(set(b) | set(s), key=lambda f: (-abs(s[f] - b[f]), f)):
-    if s[f] != b[f]:
-        print(f"{b[f] / pages:9.2f} {s[f] / pages:9.2f} {(s[f] - b[f]) / pages:8.2f}  {f}")
+runs = [run(1), run(2)]
+for name, case, bench, funcs in runs:
+    pages = int(bench["pages"])
+    if case.endswith("-first") or case.endswith("-reread"):
+        ns = bench["ns2" if case.endswith("-reread") else "ns1"]
+        print(f"{name}: the bench's clock {int(ns) / pages:.1f} instructions per page read"
+              f" ({case}), counted between the marks {sum(funcs.values()) / pages:.1f}")
+    else:
+        print(f"{name}: the bench's clock {int(bench['ns1']) / pages:.1f}, the writer's "
+              f"{int(bench['cpu1']) / pages:.1f} instructions per write ({case}), "
+              f"counted between the marks {sum(funcs.values()) / pages:.1f}")
+(n1, _, b1, f1), (n2, _, b2, f2) = runs
+p1, p2 = int(b1["pages"]), int(b2["pages"])
+print(f"{n1[:12]:>12} {n2[:12]:>12} {'diff':>8}  function")
+for f in sorted(set(f1) | set(f2), key=lambda f: (-abs(f2[f] / p2 - f1[f] / p1), f)):
+    a, b = f1[f] / p1, f2[f] / p2
+    if a != b:
+        print(f"{a:12.2f} {b:12.2f} {b - a:8.2f}  {f}")
 PY
 head -n 42 "$out/report.txt"
 log "all of it: $out/report.txt"

@@ -38,6 +38,11 @@ prof=$TOP/scripts/profile.sh
 expect 2 "FS must be ext4 or xfs, not 'btrfs'" "make profile: unknown filesystem" -- "$prof" btrfs
 expect 2 "CASE must be write-mapped" "make profile: CoW case on ext4" -- "$prof" ext4 cowwrite-mapped
 expect 2 "no kernel config 'nope'" "make profile: unknown config" -- "$prof" xfs write-mapped nope
+expect 2 "CASE must be write-mapped" "make profile: read case without its pass" -- "$prof" xfs dax-pte-seq-128m
+expect 2 "not 'dax-pte-seq-64k-first'" "make profile: read case it cannot mark" -- "$prof" xfs dax-pte-seq-64k-first
+expect 2 "CASE and AGAINST are the same" "make profile: a case against itself" -- \
+	"$prof" xfs dax-pte-seq-128m-reread nodebug dax-pte-seq-128m-reread
+expect 2 "not 'nope'" "make profile: unknown AGAINST case" -- "$prof" xfs write-mapped nodebug nope
 expect 2 "QEMU_PLUGIN needs TCG" "a TCG plugin on KVM" -- \
 	env ACCEL=kvm QEMU_PLUGIN="$tmp/plugin.so" "$TOP/scripts/boot-guest.sh" \
 	"$tmp/not-a-kernel" "$tmp/not-a-kernel" "$tmp/boot" test
