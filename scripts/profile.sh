@@ -8,7 +8,9 @@
 # CASE marks its timed window, and print the instructions per write (or
 # per page read) of each kernel function that ran between the marks.
 # Without AGAINST: v7.3 against the series on CASE, two boots. With
-# AGAINST: the series on CASE against the series on AGAINST, two boots.
+# AGAINST: the series on AGAINST against the series on CASE, two boots.
+# The difference printed is the second minus the first: the series
+# minus v7.3, or CASE minus AGAINST.
 # CASE is a write case (default write-mapped; on xfs also
 # cowwrite-unmapped, cowwrite-mapped, cowwrite-other: the timed writes),
 # or a 128 MiB read case of make bench (dax-pte-seq-128m,
@@ -59,7 +61,7 @@ mark=5a5a00000000
 
 # Each run: kernel, case and the report's name for it.
 if [ -n "$against" ]; then
-	runs="series:$case:$case series:$against:$against"
+	runs="series:$against:$against series:$case:$case"
 else
 	runs="base:$case:v7.3 series:$case:series"
 fi
@@ -113,21 +115,23 @@ def run(n):
 runs = [run(1), run(2)]
 for name, case, bench, funcs in runs:
     pages = int(bench["pages"])
+    what = "" if name == case else f" ({case})"
     if case.endswith("-first") or case.endswith("-reread"):
         ns = bench["ns2" if case.endswith("-reread") else "ns1"]
         print(f"{name}: the bench's clock {int(ns) / pages:.1f} instructions per page read"
-              f" ({case}), counted between the marks {sum(funcs.values()) / pages:.1f}")
+              f"{what}, counted between the marks {sum(funcs.values()) / pages:.1f}")
     else:
         print(f"{name}: the bench's clock {int(bench['ns1']) / pages:.1f}, the writer's "
-              f"{int(bench['cpu1']) / pages:.1f} instructions per write ({case}), "
+              f"{int(bench['cpu1']) / pages:.1f} instructions per write{what}, "
               f"counted between the marks {sum(funcs.values()) / pages:.1f}")
 (n1, _, b1, f1), (n2, _, b2, f2) = runs
 p1, p2 = int(b1["pages"]), int(b2["pages"])
-print(f"{n1[:12]:>12} {n2[:12]:>12} {'diff':>8}  function")
+w1, w2 = max(9, len(n1)), max(9, len(n2))
+print(f"{n1:>{w1}} {n2:>{w2}} {'diff':>8}  function")
 for f in sorted(set(f1) | set(f2), key=lambda f: (-abs(f2[f] / p2 - f1[f] / p1), f)):
     a, b = f1[f] / p1, f2[f] / p2
     if a != b:
-        print(f"{a:12.2f} {b:12.2f} {b - a:8.2f}  {f}")
+        print(f"{a:{w1}.2f} {b:{w2}.2f} {b - a:8.2f}  {f}")
 PY
 head -n 42 "$out/report.txt"
 log "all of it: $out/report.txt"
