@@ -72,9 +72,11 @@ case $initramfs in
 	rootargs="root=/dev/vda rw rootfstype=ext4 init=/sbin/harness-init"
 	;;
 *)
+	# The copy is as large as the initramfs, and every boot makes one:
+	# it goes with envdir, not into LOGDIR, which make check keeps.
 	(cd "$envdir" && echo harness.env | cpio -o -H newc --quiet) >"$envdir/env.cpio"
-	cat "$initramfs" "$envdir/env.cpio" >"$logdir/initramfs.cpio"
-	bootopt=(-initrd "$logdir/initramfs.cpio")
+	cat "$initramfs" "$envdir/env.cpio" >"$envdir/initramfs.cpio"
+	bootopt=(-initrd "$envdir/initramfs.cpio")
 	rootargs=
 	;;
 esac

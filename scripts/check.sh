@@ -480,6 +480,16 @@ check_bad-guest() {
 	echo "panic and hang both fail the verdict"
 }
 
+# A check that runs out of disk fails wherever it writes next, with
+# whatever error that tool prints: say so beside the failure.
+disk_note() {
+	local free
+	free=$(df -Pm "$BUILD" 2>/dev/null | awk 'NR == 2 { print $4 }')
+	[ -n "$free" ] && [ "$free" -lt 1024 ] &&
+		echo "    (the filesystem of $BUILD has $free MiB free: a full disk may be the cause)"
+	return 0
+}
+
 run_check() {
 	local name=$1 start=$SECONDS rc=0 logf=$BUILD/check/$1.log
 	"check_$name" >"$logf" 2>&1 || rc=$?
@@ -488,6 +498,7 @@ run_check() {
 	4) echo "SKIP: $name ($((SECONDS - start))s)"; skipped=$((skipped + 1)) ;;
 	*) echo "FAIL: $name ($((SECONDS - start))s, log $logf):"
 	   tail -n 40 "$logf" | sed 's/^/    /'
+	   disk_note
 	   failed=$((failed + 1)) ;;
 	esac
 }
