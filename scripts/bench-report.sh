@@ -115,6 +115,11 @@ gain or a regression only where the two ranges do not overlap, noise
 otherwise. **Times and throughputs are QEMU/TCG figures, not hardware
 numbers.** Produced by \`scripts/bench.sh\` and
 \`scripts/bench-report.sh\` from \`build/bench/{base,series}.txt\`.
+The second measure, instructions instead of time: after these boots,
+\`make bench\` boots both kernels again under QEMU \`-icount\`
+([results-icount.md](results-icount.md), and without lockdep
+[results-icount-nodebug.md](results-icount-nodebug.md)); each file gives
+the date of its run.
 
 HEAD
 
