@@ -41,7 +41,7 @@ build() {
 base_warned() {
 	local log=$1/$2-$3-$4.log
 	base_only_warned "$2" "$log" || return 1
-	echo "$3 run $4: $(grep -m1 -E 'WARNING:|BUG:' "$log" | sed 's/^\[ *[0-9.]*\] //')" \
+	echo "$3 run $4: $(grep -m1 -E "$(kernel_complaints)" "$log" | sed 's/^\[ *[0-9.]*\] //')" \
 		>>"$1/base-warnings.txt"
 }
 

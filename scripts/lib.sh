@@ -60,6 +60,12 @@ tap_check() {
 	fi
 }
 
+# The kernel log lines that fail a run (scripts/kernel-complaints.txt),
+# as one extended regular expression for grep -E.
+kernel_complaints() {
+	sed -e '/^#/d' -e '/^$/d' "$TOP/scripts/kernel-complaints.txt" | paste -sd '|'
+}
+
 # The patch files named in ./series, in order, one per line.
 series_patches() {
 	sed 's/#.*//; /^[[:space:]]*$/d' "$TOP/series"

@@ -21,7 +21,7 @@
 # Writes per boot the logs (results.log,
 # console.log, each test's output under ndctl-logs/) under
 # $BUILD/logs/ndctl-TIME/KERNEL and a table test -> result per kernel to
-# .../summary.md, which it prints. A kernel complaint (verdict.sh's list)
+# .../summary.md, which it prints. A kernel complaint (scripts/kernel-complaints.txt)
 # logged while a test ran is added to its result. Exit 0 when every test
 # that ran on the series passed, or failed on the base too; 1 otherwise;
 # 2 setup error. Environment: NDCTL_TIMEOUT (s, one test, default 900),
@@ -75,8 +75,8 @@ kernel_image() {
 	built_kernel "$1"
 }
 # The kernel complaints verdict.sh fails a run for: the one list.
-kernel_bad=$(sed -n "s/^kernel_bad='\(.*\)'$/\1/p" "$TOP/scripts/verdict.sh")
-[ -n "$kernel_bad" ] || die "no kernel_bad list in scripts/verdict.sh"
+kernel_bad=$(kernel_complaints)
+[ -n "$kernel_bad" ] || die "no patterns in scripts/kernel-complaints.txt"
 
 top=$BUILD/logs/ndctl-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$top"
