@@ -9,10 +9,8 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 list=$TOP/tests/bites-expected
-src=$("$TOP/scripts/apply-series.sh") || exit "$EX_SETUP"
-base=$("$TOP/scripts/get-base.sh") || exit "$EX_SETUP"
-"$TOP/scripts/build-kernel.sh" "$base" "$BUILD/obj-default-base" default || exit "$EX_SETUP"
-"$TOP/scripts/build-kernel.sh" "$src" "$BUILD/obj-default" default || exit "$EX_SETUP"
+declare -A image=()
+ab_kernels image default base series || exit "$EX_SETUP"
 out=$BUILD/bites
 rm -rf "$out"
 mkdir -p "$out"
@@ -47,10 +45,8 @@ printf '%-5s %-22s %-40s %-9s %-9s %s\n' FS PROGRAM CASES v7.3 series WHY
 while read -r fs prog glob why; do
 	case $fs in ''|'#'*) continue ;; esac
 	for k in base series; do
-		obj=$BUILD/obj-default
-		[ "$k" = base ] && obj=$BUILD/obj-default-base
 		log=$out/$k-$fs-$prog.log
-		[ -f "$log" ] || run_prog "$obj/arch/x86/boot/bzImage" "$fs" "$prog" "$log"
+		[ -f "$log" ] || run_prog "${image[$k]}" "$fs" "$prog" "$log"
 	done
 	b=passes s=FAILS
 	failed "$out/base-$fs-$prog.log" "$fs" "$prog" "$glob" && b=FAILS

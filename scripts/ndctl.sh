@@ -30,14 +30,14 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-kernels=base,series
+names=base,series
 declare -A image=()
 tests=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernels)
 		[ $# -ge 2 ] || die "$1 needs an argument"
-		kernels=$2; shift ;;
+		names=$2; shift ;;
 	--kernel)
 		[ $# -ge 2 ] || die "$1 needs an argument"
 		case $2 in
@@ -52,10 +52,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-IFS=, read -r -a kernels <<<"$kernels"
-for k in "${kernels[@]}"; do
-	case $k in base|series) ;; *) die "unknown kernel '$k' (base, series)" ;; esac
-done
+ab_names "$names"
 need_tools debugfs awk
 
 ndctl=$("$TOP/scripts/get-ndctl.sh")
@@ -67,13 +64,7 @@ if [ ${#tests[@]} -eq 0 ]; then
 fi
 rootfs=$BUILD/ndctl-root.img
 "$TOP/scripts/mkrootfs.sh" "$rootfs" - "$ndctl"
-kernel_image() {
-	if [ -n "${image[$1]:-}" ]; then
-		echo "${image[$1]}"
-		return
-	fi
-	built_kernel "$1"
-}
+ab_kernels image default "${kernels[@]}"
 # The kernel complaints verdict.sh fails a run for: the one list.
 kernel_bad=$(kernel_complaints)
 [ -n "$kernel_bad" ] || die "no patterns in scripts/kernel-complaints.txt"
@@ -83,7 +74,7 @@ mkdir -p "$top"
 log "ndctl $NDCTL_VERSION tests: ${tests[*]}"
 log "logs: $top"
 for k in "${kernels[@]}"; do
-	img=$(kernel_image "$k")
+	img=${image[$k]}
 	dir=$top/$k
 	mkdir -p "$dir"
 	echo "$img" >"$dir/kernel"
