@@ -21,7 +21,7 @@ checks=(
 	bisect-build      # every patch builds (W=1, touched objects) in order
 	postings          # each posting: signed off by its poster alone, b4 takes it, applies and builds on its base
 	sparse            # sparse (C=2) on touched objects: nothing new vs base
-	sparse-bites      # the sparse check fails on a patch adding a warning
+	sparse-catches    # the sparse check fails on a patch adding a warning
 	selftests-build   # make -C tools/testing/selftests TARGETS=dax
 	bad-input         # the harness's own tests: bad input fails cleanly
 	guest-ext4        # dax kselftests in QEMU on ext4, lockdep, clean log
@@ -340,7 +340,7 @@ check_sparse() {
 # The sparse check fails on a patch that adds a sparse warning: a __user
 # pointer dereferenced in fs/dax.c, on top of the series, committed on a
 # detached HEAD of the bisect worktree (no branch moves).
-check_sparse-bites() {
+check_sparse-catches() {
 	local bad out rc
 	sparse_ready || return $?
 	git -C "$bwt" checkout -q --detach "$branch" || return 1
