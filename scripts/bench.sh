@@ -1,6 +1,7 @@
 #!/bin/bash
-# make bench: the seeds' measurements, plain v7.3 (the pinned base) vs the
-# series, same config, same NVDIMMs. Each filesystem is measured
+# make bench: fault-around reads, mmap I/O, MAP_SYNC fault latency, direct
+# I/O, readers of one file and write(2), plain v7.3 (the pinned base) vs
+# the series, same config, same NVDIMMs. Each filesystem is measured
 # BENCH_REPS times (default 5) per kernel, the kernels alternating boot by
 # boot (v7.3, series, v7.3, series, ...), so that a drift of the machine
 # shows in both. Writes build/bench/{base,series}.txt (one BENCH line per
