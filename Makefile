@@ -16,8 +16,9 @@ check-only:
 check-kasan:
 	./qemu-run.sh --config kasan
 
-# Regenerate patches/ and series from the kernel tree (build/series),
-# and the postings (build/postings) when git names a person who posts.
+# Regenerate patches/, series and selftests/dax/ (the kselftests as the
+# series leaves them) from the kernel tree (build/series), and the
+# postings (build/postings) when git names a person who posts.
 regen:
 	scripts/regen-patches.sh
 	scripts/postings.sh --if-poster
