@@ -24,7 +24,8 @@ regen:
 	scripts/postings.sh --if-poster
 
 # The postings for git send-email, signed off by POSTER="Name <address>"
-# or git's user.name and user.email: build/postings/NAME/ (README).
+# or git's user.name and user.email: build/postings/NAME/
+# (Documentation/posting.md).
 postings:
 	scripts/postings.sh
 
