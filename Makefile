@@ -1,5 +1,5 @@
 # Entry points of the harness; README.md documents them.
-.PHONY: run check check-kasan regen postings bench profile bites fstests ndctl deps shellcheck clean help
+.PHONY: run check check-kasan regen postings bench profile fails-on-base fstests ndctl deps shellcheck clean help
 
 run:
 	./qemu-run.sh
@@ -16,14 +16,16 @@ check-only:
 check-kasan:
 	./qemu-run.sh --config kasan
 
-# Regenerate patches/ and series from the kernel tree (build/series),
-# and the postings (build/postings) when git names a person who posts.
+# Regenerate patches/, series and selftests/dax/ (the kselftests as the
+# series leaves them) from the kernel tree (build/series), and the
+# postings (build/postings) when git names a person who posts.
 regen:
 	scripts/regen-patches.sh
 	scripts/postings.sh --if-poster
 
 # The postings for git send-email, signed off by POSTER="Name <address>"
-# or git's user.name and user.email: build/postings/NAME/ (README).
+# or git's user.name and user.email: build/postings/NAME/
+# (Documentation/posting.md).
 postings:
 	scripts/postings.sh
 
@@ -38,8 +40,8 @@ profile:
 
 # Each kselftest fails on v7.3 for the bug it names, and passes with the
 # series (not part of make check: about half an hour of guests).
-bites:
-	scripts/bites.sh
+fails-on-base:
+	scripts/fails-on-base.sh
 
 # fstests (FSTESTS_SRC=your checkout) on v7.3 and the series, ext4 and
 # xfs -o dax=always, in QEMU on a Debian root disk: hours under TCG, not
@@ -63,4 +65,4 @@ clean:
 	rm -rf build
 
 help:
-	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | postings | bench | profile | bites | fstests | ndctl | deps | clean"
+	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | postings | bench | profile | fails-on-base | fstests | ndctl | deps | clean"

@@ -19,13 +19,13 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 all_configs=ext4,xfs,xfs-su2m,xfs-rmapbt
-kernels=base,series configs=$all_configs
+names=base,series configs=$all_configs
 tests=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernels|--configs)
 		[ $# -ge 2 ] || die "$1 needs an argument"
-		[ "$1" = --kernels ] && kernels=$2 || configs=$2
+		[ "$1" = --kernels ] && names=$2 || configs=$2
 		shift ;;
 	--) shift; tests=("$@"); break ;;
 	*) die "unknown option '$1' (see the usage line in $0)" ;;
@@ -46,13 +46,10 @@ config_mkfs() {
 	esac
 }
 IFS=, read -r -a configs <<<"$configs"
-IFS=, read -r -a kernels <<<"$kernels"
 for c in "${configs[@]}"; do
 	config_fs "$c" >/dev/null || die "unknown configuration '$c' (${all_configs//,/, })"
 done
-for k in "${kernels[@]}"; do
-	case $k in base|series) ;; *) die "unknown kernel '$k' (base, series)" ;; esac
-done
+ab_names "$names"
 
 # The fsx runs (FSTESTS_FSX_RUNS: another list, for the harness's tests),
 # checked before anything is built.
@@ -109,10 +106,8 @@ done
 
 rootfs=$BUILD/fstests-root.img
 "$TOP/scripts/mkrootfs.sh" "$rootfs" "$fst"
-declare -A image
-for k in "${kernels[@]}"; do
-	image[$k]=$(built_kernel "$k")
-done
+declare -A image=()
+ab_kernels image default "${kernels[@]}"
 
 # One boot: kernel $1, configuration $2, logs and results in $3.
 boot_one() {

@@ -1,19 +1,17 @@
 #!/bin/bash
-# make bites: show that each dax kselftest fails on the bug it is written
-# for. Boots plain v7.3 (the pinned base, built like make bench does) and
-# the series, once per filesystem and program of tests/bites-expected,
-# and checks that every listed case fails on v7.3 and passes with the
-# series. Prints a table; exit 0 only if every test bites. Guest logs go
-# to build/bites/.
+# make fails-on-base: show that each dax kselftest fails on the bug it is
+# written for. Boots plain v7.3 (the pinned base, built like make bench
+# does) and the series, once per filesystem and program of
+# tests/fails-on-base-cases, and checks that every listed case fails on
+# v7.3 and passes with the series. Prints a table; exit 0 only if every
+# listed case does. Guest logs go to build/fails-on-base/.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-list=$TOP/tests/bites-expected
-src=$("$TOP/scripts/apply-series.sh") || exit "$EX_SETUP"
-base=$("$TOP/scripts/get-base.sh") || exit "$EX_SETUP"
-"$TOP/scripts/build-kernel.sh" "$base" "$BUILD/obj-default-base" default || exit "$EX_SETUP"
-"$TOP/scripts/build-kernel.sh" "$src" "$BUILD/obj-default" default || exit "$EX_SETUP"
-out=$BUILD/bites
+list=$TOP/tests/fails-on-base-cases
+declare -A image=()
+ab_kernels image default base series || exit "$EX_SETUP"
+out=$BUILD/fails-on-base
 rm -rf "$out"
 mkdir -p "$out"
 
@@ -42,26 +40,24 @@ failed() {
 	return 1
 }
 
-bites=0 bad=0
+caught=0 bad=0
 printf '%-5s %-22s %-40s %-9s %-9s %s\n' FS PROGRAM CASES v7.3 series WHY
 while read -r fs prog glob why; do
 	case $fs in ''|'#'*) continue ;; esac
 	for k in base series; do
-		obj=$BUILD/obj-default
-		[ "$k" = base ] && obj=$BUILD/obj-default-base
 		log=$out/$k-$fs-$prog.log
-		[ -f "$log" ] || run_prog "$obj/arch/x86/boot/bzImage" "$fs" "$prog" "$log"
+		[ -f "$log" ] || run_prog "${image[$k]}" "$fs" "$prog" "$log"
 	done
 	b=passes s=FAILS
 	failed "$out/base-$fs-$prog.log" "$fs" "$prog" "$glob" && b=FAILS
 	# With the series the whole run must pass, the listed cases with it.
 	grep -q '^VERDICT.*: PASS' "$out/series-$fs-$prog.log" && s=passes
 	if [ "$b" = FAILS ] && [ "$s" = passes ]; then
-		bites=$((bites + 1))
+		caught=$((caught + 1))
 	else
 		bad=$((bad + 1))
 	fi
 	printf '%-5s %-22s %-40s %-9s %-9s %s\n' "$fs" "$prog" "$glob" "$b" "$s" "$why"
 done <"$list"
-echo "$bites of $((bites + bad)) tests bite (fail on v7.3, pass with the series)"
+echo "$caught of $((caught + bad)) listed cases fail on v7.3 and pass with the series"
 [ "$bad" = 0 ]

@@ -1,0 +1,1039 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reflinked (FICLONE) DAX files: copy on write and truncate of pages that
+ * something other than a page table still references.
+ *
+ * A DAX page is the file's block.  When write(2) to a reflinked file moves
+ * the data of a page to a new block (copy on write), the old block's entry in
+ * the file's mapping and every page table entry for it must go, or the
+ * mapping keeps showing the old block, which belongs to the clone or, once
+ * the clone is gone, to whichever file gets that space next.  A page spliced
+ * into a pipe (vmsplice) holds a reference that unmapping does not remove:
+ * the kernel has to wait for it, neither keep the old entry nor reset the
+ * page under the reference.  Truncate of such a file has to wait for the
+ * reference in a killable sleep, and end once the reference goes, even
+ * while the clone maps the shared page.
+ *
+ * A read fault that runs while write(2) copies the data of a page to its new
+ * block finds the old block in the file's extent map; it must not leave it
+ * mapped once the write has moved the page.  One that runs while the file is
+ * cloned must not take a page from the clone.
+ *
+ * Data is checked by comparing the mapping with read(2) of the same file: a
+ * stale block shows nowhere else.  Kernel warnings are caught through the
+ * taint flags.  The tests skip where the filesystem has no reflink (ext4).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/fs.h>
+
+#include "kselftest_harness.h"
+#include "dax_util.h"
+
+#define NPAGES		256	/* 1 MiB with 4 KiB pages */
+#define REF_PAGE	5	/* the page spliced into a pipe */
+#define OLD_BYTE	0x11
+#define NEW_BYTE	0x22
+#define OTHER_BYTE	0x33
+
+FIXTURE(reflink)
+{
+	const char *dir;
+	size_t ps, len;
+	int a, b;			/* a file and its clone */
+	char *map_a, *map_b;
+	int pipe[2];
+	unsigned long taint;
+};
+
+static int fill_file(int fd, size_t off, size_t len, int byte)
+{
+	char buf[64 * 1024];
+	size_t done;
+	ssize_t n;
+
+	memset(buf, byte, sizeof(buf));
+	for (done = 0; done < len; done += n) {
+		n = pwrite(fd, buf, len - done < sizeof(buf) ? len - done : sizeof(buf),
+			   off + done);
+		if (n <= 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Map @fd PTE-only, read-only and shared, and fault in every page. */
+static char *map_and_read(int fd, size_t len, size_t ps)
+{
+	char *map = dax_map_file_at(fd, len, PROT_READ, MAP_SHARED, 0, false);
+	size_t off;
+
+	if (map == MAP_FAILED)
+		return map;
+	for (off = 0; off < len; off += ps)
+		dax_touch(map + off);
+	return map;
+}
+
+/* First page whose mapping differs from read(2) of the file, or -1. */
+static long first_stale_page(int fd, const char *map, size_t len, size_t ps)
+{
+	char buf[4096 * 4];
+	size_t off;
+
+	if (ps > sizeof(buf))
+		return 0;
+	for (off = 0; off < len; off += ps) {
+		if (pread(fd, buf, ps, off) != (ssize_t)ps ||
+		    memcmp(buf, map + off, ps))
+			return off / ps;
+	}
+	return -1;
+}
+
+/* Wait up to @secs for @pid to exit: 1 and *@status if it did, else 0. */
+static int wait_child(pid_t pid, double secs, int *status)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	int i;
+
+	for (i = 0; i < secs * 100; i++) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return 1;
+		nanosleep(&ts, NULL);
+	}
+	return waitpid(pid, status, WNOHANG) == pid;
+}
+
+/* CPU time (user + system) of @pid in milliseconds, or -1. */
+static long cpu_ms(pid_t pid)
+{
+	unsigned long utime, stime;
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			 &utime, &stime) != 2)
+		return -1;
+	return (utime + stime) * 1000 / sysconf(_SC_CLK_TCK);
+}
+
+/* Splice page @idx of @map into the pipe: the pipe holds a page reference. */
+static ssize_t splice_page(int pipe_w, char *map, size_t idx, size_t ps)
+{
+	struct iovec iov = { map + idx * ps, ps };
+
+	return vmsplice(pipe_w, &iov, 1, 0);
+}
+
+static void close_pipe(int pipe[2])
+{
+	if (pipe[0] >= 0)
+		close(pipe[0]);
+	if (pipe[1] >= 0)
+		close(pipe[1]);
+	pipe[0] = pipe[1] = -1;
+}
+
+/* A child that runs @op on @fd with no pipe of ours open: its exit code. */
+static pid_t fork_child(FIXTURE_DATA(reflink) *self, int (*op)(int fd, size_t ps),
+			int fd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		close_pipe(self->pipe);
+		_exit(op(fd, self->ps));
+	}
+	return pid;
+}
+
+static int cow_write_ref_page(int fd, size_t ps)
+{
+	char buf[4096 * 4];
+
+	memset(buf, NEW_BYTE, ps);
+	return pwrite(fd, buf, ps, REF_PAGE * ps) == (ssize_t)ps ? 0 : 1;
+}
+
+static int truncate_to_zero(int fd, size_t ps)
+{
+	return ftruncate(fd, 0) ? 1 : 0;
+}
+
+FIXTURE_SETUP(reflink)
+{
+	char why[256];
+
+	self->a = self->b = -1;
+	self->map_a = self->map_b = MAP_FAILED;
+	self->pipe[0] = self->pipe[1] = -1;
+	self->dir = dax_check_dir(why, sizeof(why));
+	if (!self->dir)
+		SKIP(return, "%s", why);
+	self->ps = dax_page_size();
+	self->len = NPAGES * self->ps;
+	if (self->ps > 4096 * 4)
+		SKIP(return, "its buffers hold 16 KiB, pages are %zu KiB", self->ps >> 10);
+	self->a = dax_tmpfile(self->dir, 0);
+	ASSERT_LE(0, self->a);
+	ASSERT_EQ(0, fill_file(self->a, 0, self->len, OLD_BYTE));
+	self->b = dax_tmpfile(self->dir, 0);
+	ASSERT_LE(0, self->b);
+	if (ioctl(self->b, FICLONE, self->a)) {
+		if (errno == EOPNOTSUPP || errno == EINVAL || errno == EXDEV ||
+		    errno == ENOTTY)
+			SKIP(return, "no reflink on this filesystem (FICLONE: %s)",
+			     strerror(errno));
+		ASSERT_EQ(0, errno);
+	}
+	ASSERT_EQ(0, pipe(self->pipe));
+	self->taint = dax_taint();
+	DAX_LOG_OLD_TAINT(self->taint);
+}
+
+FIXTURE_TEARDOWN(reflink)
+{
+	close_pipe(self->pipe);
+	if (self->map_a != MAP_FAILED)
+		munmap(self->map_a, self->len);
+	if (self->map_b != MAP_FAILED)
+		munmap(self->map_b, self->len);
+	if (self->a >= 0)
+		close(self->a);
+	if (self->b >= 0)
+		close(self->b);
+}
+
+/* Unmap and map @fd again, read every page: the mapping as a new user sees it. */
+#define REMAP_AND_COMPARE(map, fd, what) do {					\
+	munmap(map, self->len);							\
+	map = map_and_read(fd, self->len, self->ps);				\
+	ASSERT_NE(MAP_FAILED, map);						\
+	long __p = first_stale_page(fd, map, self->len, self->ps);		\
+	EXPECT_EQ(-1, __p)							\
+		TH_LOG("%s: page %ld of the mapping differs from read(2): %#x, " \
+		       "read(2) has the new data", what, __p,			\
+		       __p >= 0 ? (unsigned char)map[__p * self->ps] : 0);	\
+} while (0)
+
+/*
+ * No extra reference: a CoW write must leave the mapping of the file on the
+ * new block, and the clone's on the old one.
+ */
+TEST_F_TIMEOUT(reflink, cow_write_mapped, 60)
+{
+	self->map_a = map_and_read(self->a, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	self->map_b = map_and_read(self->b, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_b);
+	ASSERT_EQ(0, cow_write_ref_page(self->a, self->ps));
+	EXPECT_EQ(-1, first_stale_page(self->a, self->map_a, self->len, self->ps));
+	EXPECT_EQ(NEW_BYTE, self->map_a[REF_PAGE * self->ps]);
+	EXPECT_EQ(OLD_BYTE, self->map_b[REF_PAGE * self->ps]);
+	EXPECT_EQ(-1, first_stale_page(self->b, self->map_b, self->len, self->ps));
+	REMAP_AND_COMPARE(self->map_a, self->a, "file, mapped again");
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/*
+ * A CoW write to a page that a pipe references.  write(2) may wait for the
+ * reference (it must then end when the pipe lets go of the page) or not, but
+ * the file's mapping must show what read(2) shows, and keep doing so after
+ * the old block is freed and taken by another file.
+ */
+TEST_F_TIMEOUT(reflink, cow_write_referenced_page, 120)
+{
+	int status, other;
+	char buf[4096 * 4];
+	pid_t pid;
+	bool waited;
+
+	self->map_a = map_and_read(self->a, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	ASSERT_EQ(self->ps, splice_page(self->pipe[1], self->map_a, REF_PAGE, self->ps));
+
+	pid = fork_child(self, cow_write_ref_page, self->a);
+	ASSERT_LT(0, pid);
+	waited = !wait_child(pid, 2.0, &status);
+	if (!waited) {
+		ASSERT_EQ(0, status);
+		/* The old block is still referenced by the pipe. */
+		REMAP_AND_COMPARE(self->map_a, self->a, "CoW write, pipe still open");
+	} else {
+		TH_LOG("write(2) waits for the pipe's reference to the old block");
+	}
+	/* Drain the pipe: the page reference goes. */
+	ASSERT_EQ(self->ps, read(self->pipe[0], buf, self->ps));
+	close_pipe(self->pipe);
+	if (waited) {
+		ASSERT_TRUE(wait_child(pid, 10.0, &status))
+			TH_LOG("write(2) still waits 10 s after the reference went");
+		ASSERT_EQ(0, status);
+	}
+	REMAP_AND_COMPARE(self->map_a, self->a, "CoW write, pipe drained");
+
+	/* Free the old block and let another file take the space. */
+	close(self->b);
+	self->b = -1;
+	other = dax_tmpfile(self->dir, 0);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, fill_file(other, 0, 64 * SZ_1M, OTHER_BYTE));
+	fsync(other);
+	close(other);
+	REMAP_AND_COMPARE(self->map_a, self->a, "old block freed and reused");
+	EXPECT_NE(OTHER_BYTE, self->map_a[REF_PAGE * self->ps]);
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/*
+ * Wait 2 s for child @pid running @what: true if it exited (*@status set),
+ * else false, having checked that it sleeps rather than spins meanwhile
+ * (the CPU time it used in these 2 s, not what it used before).
+ */
+static bool child_exits_or_sleeps(struct __test_metadata *_metadata, pid_t pid,
+				  int *status, const char *what)
+{
+	long ms0 = cpu_ms(pid), ms;
+
+	if (wait_child(pid, 2.0, status))
+		return true;
+	ms = cpu_ms(pid);
+	EXPECT_LE(0, ms0);
+	EXPECT_LE(0, ms);
+	EXPECT_GT(1000, ms - ms0)
+		TH_LOG("%s used %ld ms of CPU in 2 s: it spins instead of sleeping",
+		       what, ms - ms0);
+	return false;
+}
+
+/*
+ * Truncate of a file whose page a pipe references, the clone not mapping it:
+ * the folio is the file's alone, so truncate must wait for the reference
+ * (once the file lets go of the block, the clone writes it in place, which
+ * the reference must not see), in a sleep (not on the CPU) that SIGKILL
+ * ends, and a truncate that waits ends once the pipe lets go of the page
+ * (the last reference goes through put_page(), which frees the folio and
+ * wakes the waiter).
+ */
+TEST_F_TIMEOUT(reflink, truncate_shared_referenced_page, 120)
+{
+	int status;
+	pid_t pid;
+
+	self->map_a = map_and_read(self->a, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	ASSERT_EQ(self->ps, splice_page(self->pipe[1], self->map_a, REF_PAGE, self->ps));
+
+	pid = fork_child(self, truncate_to_zero, self->a);
+	ASSERT_LT(0, pid);
+	ASSERT_FALSE(child_exits_or_sleeps(_metadata, pid, &status, "truncate"))
+		TH_LOG("truncate did not wait for the page in the pipe");
+	kill(pid, SIGKILL);
+	ASSERT_TRUE(wait_child(pid, 10.0, &status))
+		TH_LOG("truncate ignored SIGKILL for 10 s");
+
+	pid = fork_child(self, truncate_to_zero, self->a);
+	ASSERT_LT(0, pid);
+	ASSERT_FALSE(wait_child(pid, 1.0, &status))
+		TH_LOG("the second truncate did not wait for the page in the pipe");
+	close_pipe(self->pipe);
+	ASSERT_TRUE(wait_child(pid, 10.0, &status))
+		TH_LOG("truncate still waits 10 s after the reference went");
+	ASSERT_EQ(0, status);
+
+	/* The clone keeps its data. */
+	self->map_b = map_and_read(self->b, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_b);
+	EXPECT_EQ(OLD_BYTE, self->map_b[REF_PAGE * self->ps]);
+	EXPECT_EQ(-1, first_stale_page(self->b, self->map_b, self->len, self->ps));
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/*
+ * A page of the clone that the clone's reader holds in a pipe, while the file
+ * maps the shared page too.  A CoW write(2) of the file over that page, or a
+ * truncate of the file, may wait for the reference: once the file lets go of
+ * the block, the clone writes it in place, which a reference taken while it
+ * was shared must not see.  But the wait must sleep, and end once the pipe
+ * lets go of the page, though the clone still maps it: that last put_page()
+ * leaves the folio mapped and wakes nobody.
+ */
+static void clone_ref_op(FIXTURE_DATA(reflink) *self,
+			 struct __test_metadata *_metadata,
+			 int (*op)(int fd, size_t ps), const char *what)
+{
+	int status;
+	pid_t pid;
+
+	self->map_a = map_and_read(self->a, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	self->map_b = map_and_read(self->b, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_b);
+	ASSERT_EQ(self->ps, splice_page(self->pipe[1], self->map_b, REF_PAGE, self->ps));
+
+	pid = fork_child(self, op, self->a);
+	ASSERT_LT(0, pid);
+	if (!child_exits_or_sleeps(_metadata, pid, &status, what)) {
+		close_pipe(self->pipe);
+		if (!wait_child(pid, 10.0, &status)) {
+			kill(pid, SIGKILL);
+			wait_child(pid, 10.0, &status);
+			ASSERT_TRUE(false)
+				TH_LOG("%s still waits 10 s after the clone's pipe closed", what);
+		}
+		TH_LOG("%s waited for the clone's pipe", what);
+	}
+	ASSERT_EQ(0, status);
+	close_pipe(self->pipe);
+
+	/* The clone keeps its data, through its mapping and read(2). */
+	EXPECT_EQ(OLD_BYTE, self->map_b[REF_PAGE * self->ps]);
+	EXPECT_EQ(-1, first_stale_page(self->b, self->map_b, self->len, self->ps));
+}
+
+TEST_F_TIMEOUT(reflink, cow_write_clone_referenced_page, 60)
+{
+	clone_ref_op(self, _metadata, cow_write_ref_page, "CoW write(2)");
+	REMAP_AND_COMPARE(self->map_a, self->a, "CoW write, clone's page in a pipe");
+	EXPECT_EQ(NEW_BYTE, self->map_a[REF_PAGE * self->ps]);
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+TEST_F_TIMEOUT(reflink, truncate_clone_referenced_page, 60)
+{
+	clone_ref_op(self, _metadata, truncate_to_zero, "truncate");
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/* The descriptor FICLONE clones from, in clone_into()'s child. */
+static int clone_src = -1;
+
+static int clone_into(int fd, size_t ps)
+{
+	return ioctl(fd, FICLONE, clone_src) ? 1 : 0;
+}
+
+/*
+ * FICLONE into a file one of whose pages a pipe references.  xfs locks the two
+ * files' MMAPLOCKs in inode number order and breaks the DAX layout of each; for
+ * the second file it cannot wait with the first file's lock held.  It must
+ * still sleep rather than spin until the reference goes, obey SIGKILL, and
+ * end once the pipe lets go of the page.  The page spliced is one of the file
+ * with the higher inode number, the second that xfs locks.
+ */
+TEST_F_TIMEOUT(reflink, clone_into_referenced_page, 120)
+{
+	struct stat sa, sb;
+	int status, hi;
+	bool killed;
+	pid_t pid;
+	char **map;
+
+	ASSERT_EQ(0, fstat(self->a, &sa));
+	ASSERT_EQ(0, fstat(self->b, &sb));
+	hi = sa.st_ino > sb.st_ino ? self->a : self->b;
+	clone_src = hi == self->a ? self->b : self->a;
+	map = hi == self->a ? &self->map_a : &self->map_b;
+	*map = map_and_read(hi, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, *map);
+	ASSERT_EQ(self->ps, splice_page(self->pipe[1], *map, REF_PAGE, self->ps));
+
+	pid = fork_child(self, clone_into, hi);
+	ASSERT_LT(0, pid);
+	if (child_exits_or_sleeps(_metadata, pid, &status, "FICLONE")) {
+		/* Not an error by itself: the page is the clone's too. */
+		TH_LOG("FICLONE did not wait for the page in the pipe");
+	} else {
+		kill(pid, SIGKILL);
+		killed = wait_child(pid, 10.0, &status);
+		EXPECT_TRUE(killed) TH_LOG("FICLONE ignored SIGKILL for 10 s");
+		close_pipe(self->pipe);
+		if (!killed)
+			ASSERT_TRUE(wait_child(pid, 10.0, &status))
+				TH_LOG("FICLONE still runs 10 s after the pipe closed");
+
+		ASSERT_EQ(0, pipe(self->pipe));
+		ASSERT_EQ(self->ps, splice_page(self->pipe[1], *map, REF_PAGE, self->ps));
+		pid = fork_child(self, clone_into, hi);
+		ASSERT_LT(0, pid);
+		if (!wait_child(pid, 1.0, &status)) {
+			close_pipe(self->pipe);
+			ASSERT_TRUE(wait_child(pid, 10.0, &status))
+				TH_LOG("FICLONE still waits 10 s after the reference went");
+		}
+	}
+	ASSERT_EQ(0, status);
+	close_pipe(self->pipe);
+
+	REMAP_AND_COMPARE(*map, hi, "file cloned into");
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/* splice_then_cow_write()'s clone, and its pipe to the parent. */
+static int own_ref_clone = -1;
+static int own_ref_ready = -1;
+
+/*
+ * A child that splices a page of its own shared mapping of @fd into a pipe
+ * of its own, tells the parent, and writes that page: the only reference in
+ * the write's way is one the writer holds itself.  If the write returns, the
+ * clone's owner writes the clone's page in place, and the child then reads
+ * its pipe: what the pipe shows must be this file's, old or new, never the
+ * clone's later data (exit 4).
+ */
+static int splice_then_cow_write(int fd, size_t ps)
+{
+	char *map = map_and_read(fd, NPAGES * ps, ps);
+	char buf[4096 * 4];
+	int p[2];
+
+	if (map == MAP_FAILED || pipe(p))
+		return 2;
+	if (splice_page(p[1], map, REF_PAGE, ps) != (ssize_t)ps)
+		return 3;
+	if (write(own_ref_ready, "w", 1) != 1)
+		return 2;
+	if (cow_write_ref_page(fd, ps))
+		return 1;
+	memset(buf, OTHER_BYTE, ps);
+	if (pwrite(own_ref_clone, buf, ps, REF_PAGE * ps) != (ssize_t)ps)
+		return 2;
+	if (read(p[0], buf, ps) != (ssize_t)ps)
+		return 3;
+	return buf[0] == OTHER_BYTE ? 4 : 0;
+}
+
+/*
+ * A CoW write(2) of a page that the writer itself keeps in a pipe.  Writing
+ * at once means letting the old block go under the pipe's reference: once
+ * the file lets go of it, the clone writes it in place (or frees it), and
+ * the pipe hands out data that is no longer this file's, which the child
+ * checks.  A reference cannot be traced to its holder, so a kernel may wait
+ * for this one as for any other, as truncate does: the write must then
+ * sleep rather than spin, and SIGKILL must end it, the file and the clone
+ * as they were.
+ */
+TEST_F_TIMEOUT(reflink, cow_write_own_referenced_page, 60)
+{
+	const char *what = "CoW write(2) of a page in the writer's own pipe";
+	char buf[4096 * 4], c;
+	int status, ready[2];
+	bool wrote = true;
+	size_t i;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(ready));
+	own_ref_clone = self->b;
+	own_ref_ready = ready[1];
+	pid = fork_child(self, splice_then_cow_write, self->a);
+	ASSERT_LT(0, pid);
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1))
+		TH_LOG("the child died before its write");
+	close(ready[0]);
+
+	if (!child_exits_or_sleeps(_metadata, pid, &status, what)) {
+		TH_LOG("%s waits; SIGKILL must end it", what);
+		kill(pid, SIGKILL);
+		ASSERT_TRUE(wait_child(pid, 10.0, &status))
+			TH_LOG("%s ignored SIGKILL for 10 s", what);
+		wrote = !WIFSIGNALED(status);
+		if (!wrote)
+			ASSERT_EQ(SIGKILL, WTERMSIG(status));
+	}
+	if (wrote) {
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_NE(4, WEXITSTATUS(status))
+			TH_LOG("%s did not wait; the pipe then showed the clone's write",
+			       what);
+		ASSERT_EQ(0, WEXITSTATUS(status));
+	}
+
+	/* The file: the page written or as it was, the rest as it was. */
+	ASSERT_EQ(self->ps, pread(self->a, buf, self->ps, REF_PAGE * self->ps));
+	for (i = 0; i < self->ps; i++)
+		ASSERT_EQ(wrote ? NEW_BYTE : OLD_BYTE, buf[i])
+			TH_LOG("byte %zu of the page after a %s write", i,
+			       wrote ? "completed" : "killed");
+	self->map_a = map_and_read(self->a, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	EXPECT_EQ(-1, first_stale_page(self->a, self->map_a, self->len, self->ps));
+	EXPECT_EQ(OLD_BYTE, self->map_a[(REF_PAGE + 1) * self->ps]);
+
+	/* The clone: its own data (written over by the child if it wrote). */
+	self->map_b = map_and_read(self->b, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_b);
+	EXPECT_EQ(wrote ? OTHER_BYTE : OLD_BYTE, self->map_b[REF_PAGE * self->ps]);
+	EXPECT_EQ(-1, first_stale_page(self->b, self->map_b, self->len, self->ps));
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+struct racing_reader {
+	const char *map;
+	size_t len, ps;
+	bool stop;
+	long rounds;
+};
+
+/*
+ * Touch every page of the mapping, again and again: faults on whatever the
+ * writer has just unmapped.
+ */
+static void *read_mapping(void *arg)
+{
+	struct racing_reader *rd = arg;
+	size_t off;
+
+	while (!__atomic_load_n(&rd->stop, __ATOMIC_RELAXED)) {
+		for (off = 0; off < rd->len; off += rd->ps)
+			dax_touch(rd->map + off);
+		rd->rounds++;
+	}
+	return NULL;
+}
+
+/*
+ * Clone the file, then overwrite all of it with write(2), which copies every
+ * page on write, while a thread keeps reading the file through its mapping.
+ * Right after each write, the mapping must show the new data: a read fault
+ * that ran during the write and mapped an old block (which the clone owns
+ * after the write) would leave it there.  DAX_RACE_SECONDS sets the duration
+ * (default 10, 1..60).
+ */
+TEST_F_TIMEOUT(reflink, cow_write_racing_reader, DAX_RACE_TIMEOUT)
+{
+	long secs = dax_race_seconds(10);
+	struct racing_reader rd = { .len = self->len, .ps = self->ps };
+	char *buf = malloc(self->len);
+	long iter = 0, stale = -1;
+	time_t end = time(NULL) + secs;
+	pthread_t tid;
+	int byte = 0, err = 0;
+
+	ASSERT_NE(NULL, buf);
+	self->map_a = map_and_read(self->a, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	rd.map = self->map_a;
+	ASSERT_EQ(0, pthread_create(&tid, NULL, read_mapping, &rd));
+	while (time(NULL) < end && stale < 0) {
+		byte = 0x40 + iter++ % 0x80;
+		if (ioctl(self->b, FICLONE, self->a)) {
+			err = errno;
+			break;
+		}
+		memset(buf, byte, self->len);
+		if (pwrite(self->a, buf, self->len, 0) != (ssize_t)self->len) {
+			err = errno ? errno : EIO;
+			break;
+		}
+		stale = first_stale_page(self->a, self->map_a, self->len, self->ps);
+	}
+	__atomic_store_n(&rd.stop, true, __ATOMIC_RELAXED);
+	pthread_join(tid, NULL);
+	free(buf);
+	ASSERT_EQ(0, err)
+		TH_LOG("clone or write failed in round %ld: %s", iter, strerror(err));
+	EXPECT_EQ(-1, stale)
+		TH_LOG("round %ld: page %ld maps the old block: %#x, read(2) %#x",
+		       iter, stale, stale >= 0 ?
+		       (unsigned char)self->map_a[stale * self->ps] : 0, byte);
+	TH_LOG("%ld clone+write rounds, %ld reader passes", iter, rd.rounds);
+	EXPECT_LT(0, rd.rounds);
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/*
+ * Overwrite the file with write(2), which gives it new blocks of its own and
+ * leaves its pages unmapped, then clone it again, round after round, while
+ * one thread reads the file through its mapping and another reads the clone
+ * through its own.  A read fault on the file that looked up a block before
+ * the clone shared it, and that associates the page with the file after the
+ * clone's fault associated it with the clone, takes the page from the clone
+ * (the kernel warns in dax_associate_entry()).  After each round the clone's
+ * mapping must equal read(2) of the clone.  DAX_RACE_SECONDS sets the
+ * duration (default 10, 1..60).
+ */
+TEST_F_TIMEOUT(reflink, clone_racing_readers, DAX_RACE_TIMEOUT)
+{
+	long secs = dax_race_seconds(10);
+	struct racing_reader ra = { .len = self->len, .ps = self->ps };
+	struct racing_reader rb = { .len = self->len, .ps = self->ps };
+	char *buf = malloc(self->len);
+	long iter = 0, stale = -1;
+	time_t end = time(NULL) + secs;
+	pthread_t ta, tb;
+	int byte = 0, err = 0;
+
+	ASSERT_NE(NULL, buf);
+	self->map_a = map_and_read(self->a, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	self->map_b = map_and_read(self->b, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_b);
+	ra.map = self->map_a;
+	rb.map = self->map_b;
+	ASSERT_EQ(0, pthread_create(&ta, NULL, read_mapping, &ra));
+	ASSERT_EQ(0, pthread_create(&tb, NULL, read_mapping, &rb));
+	while (time(NULL) < end && stale < 0 &&
+	       !(dax_taint() & ~self->taint & DAX_TAINT_BAD)) {
+		byte = 0x40 + iter++ % 0x80;
+		memset(buf, byte, self->len);
+		if (pwrite(self->a, buf, self->len, 0) != (ssize_t)self->len) {
+			err = errno ? errno : EIO;
+			break;
+		}
+		if (ioctl(self->b, FICLONE, self->a)) {
+			err = errno;
+			break;
+		}
+		stale = first_stale_page(self->b, self->map_b, self->len, self->ps);
+	}
+	__atomic_store_n(&ra.stop, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&rb.stop, true, __ATOMIC_RELAXED);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	free(buf);
+	ASSERT_EQ(0, err)
+		TH_LOG("write or clone failed in round %ld: %s", iter, strerror(err));
+	TH_LOG("%ld write+clone rounds, %ld and %ld reader passes", iter,
+	       ra.rounds, rb.rounds);
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	EXPECT_EQ(-1, stale)
+		TH_LOG("round %ld: page %ld of the clone's mapping: %#x, read(2) %#x",
+		       iter, stale, stale >= 0 ?
+		       (unsigned char)self->map_b[stale * self->ps] : 0, byte);
+	EXPECT_LT(0, ra.rounds);
+	EXPECT_LT(0, rb.rounds);
+}
+
+static int extend_past_eof(int fd, size_t ps)
+{
+	return pwrite(fd, "x", 1, 2 * NPAGES * ps) == 1 ? 0 : 1;
+}
+
+static int fault_first_page(int fd, size_t ps)
+{
+	char *map = mmap(NULL, ps, PROT_READ, MAP_SHARED, fd, 0);
+
+	if (map == MAP_FAILED)
+		return 1;
+	return dax_touch(map) == OLD_BYTE ? 0 : 2;
+}
+
+/*
+ * A write past EOF zeroes the rest of the EOF block, which copies it on
+ * write when the block is shared.  With the EOF page spliced into a pipe,
+ * that zeroing may wait for the pipe, but not with the fault lock held: a
+ * fault on another page of the file must go through meanwhile.  The EOF
+ * page then reads zeros past the old EOF through the mapping as through
+ * read(2).
+ */
+TEST_F_TIMEOUT(reflink, zero_eof_referenced_page, 120)
+{
+	size_t eof = self->len - 1000, last = (eof - 1) / self->ps;
+	int status, fstatus;
+	pid_t pid, faulter;
+	char buf[4096 * 4], *map;
+	bool waited, faulted;
+
+	/*
+	 * Clone again after the truncate, so that the EOF block is shared;
+	 * an unaligned EOF can only be cloned onto the end of the clone.
+	 */
+	ASSERT_EQ(0, ftruncate(self->a, eof));
+	/*
+	 * Bytes past EOF in the EOF page, written through a mapping: the old
+	 * block keeps them, the zeroing clears them in the new one, so a
+	 * mapping left on the old block shows them where read(2) has zeros.
+	 */
+	map = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED, self->a, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	memset(map + eof, OTHER_BYTE, (last + 1) * self->ps - eof);
+	ASSERT_EQ(0, msync(map, self->len, MS_SYNC));
+	munmap(map, self->len);
+	ASSERT_EQ(0, ftruncate(self->b, 0));
+	ASSERT_EQ(0, ioctl(self->b, FICLONE, self->a));
+	self->map_a = map_and_read(self->a, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	ASSERT_EQ(self->ps, splice_page(self->pipe[1], self->map_a, last, self->ps));
+
+	pid = fork_child(self, extend_past_eof, self->a);
+	ASSERT_LT(0, pid);
+	waited = !wait_child(pid, 2.0, &status);
+	if (waited) {
+		TH_LOG("write(2) past EOF waits for the pipe's reference");
+		faulter = fork_child(self, fault_first_page, self->a);
+		ASSERT_LT(0, faulter);
+		faulted = wait_child(faulter, 5.0, &fstatus);
+		EXPECT_TRUE(faulted)
+			TH_LOG("a read fault waited 5 s for the write waiting for the pipe");
+		ASSERT_EQ(self->ps, read(self->pipe[0], buf, self->ps));
+		close_pipe(self->pipe);
+		ASSERT_TRUE(wait_child(pid, 10.0, &status))
+			TH_LOG("write(2) still waits 10 s after the reference went");
+		if (!faulted)
+			ASSERT_TRUE(wait_child(faulter, 10.0, &fstatus));
+		EXPECT_EQ(0, fstatus);
+	}
+	ASSERT_EQ(0, status);
+	munmap(self->map_a, self->len);
+	self->map_a = map_and_read(self->a, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	EXPECT_EQ(-1, first_stale_page(self->a, self->map_a, self->len, self->ps));
+	EXPECT_EQ(0, self->map_a[eof]);
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/*
+ * A CoW write fault through a mapping that cannot use PMDs, into a block that
+ * a PMD entry of the file maps (xfs with PMD-aligned extents, mkfs -d su=2m):
+ * the new entry is for one page, and must not take the place of the PMD
+ * entry at its other indices.  A read fault through such a mapping must
+ * leave the PMD entry as it is.  Whatever maps the file afterwards must show
+ * what read(2) shows, the clone must keep its data (read(2)), and closing
+ * the file (evicting it) must not find entries that the mapping does not
+ * count.
+ */
+FIXTURE(pmd_cow)
+{
+	int a, b;
+	size_t ps, pmd, len;
+	uint64_t seed;
+	char *map;
+	long fault_around;	/* value to restore, or -1 */
+	unsigned long taint;
+};
+
+FIXTURE_SETUP(pmd_cow)
+{
+	const char *dir;
+	char why[256];
+	int ret;
+
+	self->a = self->b = -1;
+	self->map = MAP_FAILED;
+	self->fault_around = -1;
+	dir = dax_check_dir(why, sizeof(why));
+	if (!dir)
+		SKIP(return, "%s", why);
+	if (access("/sys/kernel/mm/transparent_hugepage", F_OK))
+		SKIP(return, "no transparent hugepages, so no DAX PMDs");
+	self->ps = dax_page_size();
+	self->pmd = dax_pmd_size();
+	self->len = 2 * self->pmd;
+	if (self->ps > 4096 * 4)
+		SKIP(return, "its buffers hold 16 KiB, pages are %zu KiB", self->ps >> 10);
+	self->seed = (uint64_t)time(NULL) << 16 ^ getpid();
+	self->a = dax_tmpfile(dir, 0);
+	ASSERT_LE(0, self->a);
+	fallocate(self->a, 0, 0, self->len);
+	ASSERT_EQ(0, dax_write_pattern(self->a, self->seed, 0, self->len / self->ps));
+	self->b = dax_tmpfile(dir, 0);
+	ASSERT_LE(0, self->b);
+	if (ioctl(self->b, FICLONE, self->a)) {
+		if (errno == EOPNOTSUPP || errno == EINVAL || errno == EXDEV ||
+		    errno == ENOTTY)
+			SKIP(return, "no reflink on this filesystem (FICLONE: %s)",
+			     strerror(errno));
+		ASSERT_EQ(0, errno);
+	}
+	ret = dax_extents_pmd_aligned(self->a, self->len, self->pmd);
+	if (ret < 0)
+		SKIP(return, "FIEMAP: %s", strerror(-ret));
+	if (!ret)
+		SKIP(return, "the filesystem did not allocate PMD-aligned extents");
+	self->fault_around = dax_fault_around_get();
+	self->taint = dax_taint();
+	DAX_LOG_OLD_TAINT(self->taint);
+}
+
+FIXTURE_TEARDOWN(pmd_cow)
+{
+	if (self->fault_around >= 0)
+		dax_fault_around_set(self->fault_around);
+	if (self->map != MAP_FAILED)
+		munmap(self->map, self->len);
+	if (self->a >= 0)
+		close(self->a);
+	if (self->b >= 0)
+		close(self->b);
+}
+
+/* Map @fd (@aligned: with PMDs if it can) and compare it with read(2). */
+static long remap_first_stale_page(FIXTURE_DATA(pmd_cow) *self, int fd,
+				   bool aligned)
+{
+	if (self->map != MAP_FAILED)
+		munmap(self->map, self->len);
+	self->map = dax_map_file_at(fd, self->len, PROT_READ, MAP_SHARED, 0,
+				    aligned);
+	if (self->map == MAP_FAILED)
+		return -2;
+	return first_stale_page(fd, self->map, self->len, self->ps);
+}
+
+TEST_F_TIMEOUT(pmd_cow, cow_fault_into_pmd_entry, 60)
+{
+	size_t npages = self->len / self->ps, off;
+	long faults, stale;
+	char *pte, *buf;
+
+	self->map = dax_map_file_at(self->a, self->len, PROT_READ, MAP_SHARED, 0,
+				    true);
+	ASSERT_NE(MAP_FAILED, self->map);
+	faults = dax_minor_faults();
+	for (off = 0; off < self->len; off += self->ps)
+		dax_touch(self->map + off);
+	faults = dax_minor_faults() - faults;
+	TH_LOG("aligned read of %zu pages: %ld faults", npages, faults);
+	if (faults >= (long)npages / 8)
+		SKIP(return, "the aligned mapping did not get PMDs");
+
+	/* The faults themselves, not fault-around, for the first two pages. */
+	if (self->fault_around > (long)self->ps)
+		ASSERT_EQ(0, dax_fault_around_set(self->ps));
+	pte = dax_map_file_at(self->a, self->len, PROT_READ | PROT_WRITE,
+			      MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, pte);
+	EXPECT_EQ(1, dax_pattern_decode(*(uint64_t *)(pte + self->ps),
+					self->seed, false));
+	__atomic_store_n(pte, 0x5a, __ATOMIC_RELAXED);
+	munmap(pte, self->len);
+	if (self->fault_around > (long)self->ps)
+		ASSERT_EQ(0, dax_fault_around_set(self->fault_around));
+
+	stale = remap_first_stale_page(self, self->a, false);
+	EXPECT_EQ(-1, stale) TH_LOG("PTE mapping: page %ld differs from read(2)", stale);
+	stale = remap_first_stale_page(self, self->a, true);
+	EXPECT_EQ(-1, stale) TH_LOG("PMD mapping: page %ld differs from read(2)", stale);
+	/*
+	 * The clone is checked with read(2) only; mappings of a file and its
+	 * clone with entries of different orders are the next two tests.
+	 */
+	buf = malloc(self->len);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ((ssize_t)self->len, pread(self->b, buf, self->len, 0));
+	EXPECT_EQ(-1, dax_verify(buf, npages, self->seed, 0))
+		TH_LOG("the clone lost its data");
+	free(buf);
+
+	/* Evict the file: its mapping must count what its entries hold. */
+	munmap(self->map, self->len);
+	self->map = MAP_FAILED;
+	close(self->a);
+	self->a = -1;
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/*
+ * Compare the clone's PTE mapping @pte with read(2) and unmap it, evict the
+ * clone, map the file again with PMDs where it can and compare it, then
+ * evict the file.
+ */
+static void compare_clone_and_evict(FIXTURE_DATA(pmd_cow) *self,
+				    struct __test_metadata *_metadata, char *pte)
+{
+	long stale;
+
+	stale = first_stale_page(self->b, pte, self->len, self->ps);
+	EXPECT_EQ(-1, stale) TH_LOG("clone, PTE mapping: page %ld differs from read(2)",
+				    stale);
+	munmap(pte, self->len);
+	close(self->b);
+	self->b = -1;
+	stale = remap_first_stale_page(self, self->a, true);
+	EXPECT_EQ(-1, stale) TH_LOG("after the clone went: page %ld differs from read(2)",
+				    stale);
+	munmap(self->map, self->len);
+	self->map = MAP_FAILED;
+	close(self->a);
+	self->a = -1;
+}
+
+/*
+ * Both files' pages of one block, mapped with entries of different orders:
+ * the file's PMD entry makes the block's folio a PMD folio, and the clone's
+ * PTE entries then name pages inside it.  Both mappings must show what
+ * read(2) shows, and neither the mapping nor the evictions may warn.
+ */
+TEST_F_TIMEOUT(pmd_cow, clone_ptes_beside_pmd_entries, 60)
+{
+	size_t npages = self->len / self->ps, off;
+	long faults;
+	char *pte;
+
+	self->map = dax_map_file_at(self->a, self->len, PROT_READ, MAP_SHARED, 0,
+				    true);
+	ASSERT_NE(MAP_FAILED, self->map);
+	faults = dax_minor_faults();
+	for (off = 0; off < self->len; off += self->ps)
+		dax_touch(self->map + off);
+	faults = dax_minor_faults() - faults;
+	if (faults >= (long)npages / 8)
+		SKIP(return, "the aligned mapping did not get PMDs (%ld faults)", faults);
+	pte = dax_map_file_at(self->b, self->len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, pte);
+	compare_clone_and_evict(self, _metadata, pte);
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/*
+ * The other order: the clone maps single pages of the block with PTE entries
+ * first (page 5 of the first PMD, page 0 of the second), then the file maps
+ * the block with a PMD.  The clone's pages are folios of their own, which
+ * hold its mapping's references; a PMD folio made over them would take those
+ * references into its tail pages (page 5) or be a single page (page 0).  The
+ * file must get PTEs there instead, and show what read(2) shows, before and
+ * after the clone goes.
+ */
+TEST_F_TIMEOUT(pmd_cow, pmd_entries_over_clone_ptes, 60)
+{
+	size_t pages[] = { REF_PAGE, self->pmd / self->ps };
+	long stale;
+	char *pte;
+	size_t i;
+
+	if (self->fault_around > (long)self->ps)
+		ASSERT_EQ(0, dax_fault_around_set(self->ps));
+	pte = dax_map_file_at(self->b, self->len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, pte);
+	for (i = 0; i < ARRAY_SIZE(pages); i++)
+		EXPECT_EQ(pages[i], dax_pattern_decode(*(uint64_t *)(pte + pages[i] * self->ps),
+						       self->seed, false));
+	if (self->fault_around > (long)self->ps)
+		ASSERT_EQ(0, dax_fault_around_set(self->fault_around));
+
+	stale = remap_first_stale_page(self, self->a, true);
+	EXPECT_EQ(-1, stale) TH_LOG("PMD mapping: page %ld differs from read(2)", stale);
+	compare_clone_and_evict(self, _metadata, pte);
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+int main(int argc, char **argv)
+{
+	return dax_harness_main(argc, argv);
+}
