@@ -743,6 +743,133 @@ TEST_F(cow_pmd, cow_fault_into_dirty_pmd)
 			       COW_STORE_PAGE);
 }
 
+/*
+ * A store through a MAP_SYNC mapping into a page that the file shares with a
+ * clone (xfs with reflink): the write fault copies the old page to a new
+ * block with cached stores and remaps the file onto it.  MAP_SYNC promises
+ * that the block is the file's after a crash once the store is allowed, so
+ * the fault must be synchronous (fs_dax:dax_insert_pfn_mkwrite: the PTE made
+ * writable after fdatasync()) even where the file had no other metadata to
+ * sync, and the copy, which the program's own cache flushes do not cover,
+ * must be written back by then (fs_dax:dax_writeback_one), or a power
+ * failure leaves the rest of the page reading whatever the new block held.
+ */
+#define MKWRITE_EVENT	"events/fs_dax/dax_insert_pfn_mkwrite/enable"
+
+FIXTURE(cow_sync)
+{
+	int fd, clone;
+	size_t ps;
+	const char *trace;
+	char *map;
+	unsigned long ino;
+};
+
+FIXTURE_VARIANT(cow_sync)
+{
+	/* Whether the file has other metadata to sync (an fallocate()). */
+	bool datasync_dirty;
+};
+
+FIXTURE_VARIANT_ADD(cow_sync, datasync_dirty)
+{
+	.datasync_dirty = true,
+};
+
+FIXTURE_VARIANT_ADD(cow_sync, datasync_clean)
+{
+	.datasync_dirty = false,
+};
+
+FIXTURE_SETUP(cow_sync)
+{
+	const char *dir;
+	char why[256];
+	struct stat st;
+
+	self->fd = self->clone = -1;
+	self->map = MAP_FAILED;
+	self->trace = NULL;
+	dir = dax_check_dir(why, sizeof(why));
+	if (!dir)
+		SKIP(return, "%s", why);
+	if (!dax_tracefs_dir())
+		SKIP(return, "no tracefs with fs_dax events");
+	self->ps = dax_page_size();
+	self->fd = dax_tmpfile(dir, 0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, dax_write_pattern(self->fd, time(NULL), 0,
+				       FILE_SIZE / self->ps));
+	self->clone = dax_tmpfile(dir, 0);
+	ASSERT_LE(0, self->clone);
+	if (ioctl(self->clone, FICLONE, self->fd))
+		SKIP(return, "no reflink on this filesystem (FICLONE: %s)",
+		     strerror(errno));
+	ASSERT_EQ(0, fsync(self->fd));
+	ASSERT_EQ(0, fsync(self->clone));
+	if (variant->datasync_dirty)
+		ASSERT_EQ(0, fallocate(self->fd, FALLOC_FL_KEEP_SIZE, 2 * FILE_SIZE,
+				       self->ps));
+	ASSERT_EQ(0, fstat(self->fd, &st));
+	self->ino = st.st_ino;
+	self->map = dax_map_file_at(self->fd, FILE_SIZE, PROT_READ | PROT_WRITE,
+				    MAP_SHARED_VALIDATE | MAP_SYNC, 0, false);
+	if (self->map == MAP_FAILED && errno == EOPNOTSUPP)
+		SKIP(return, "no MAP_SYNC");
+	ASSERT_NE(MAP_FAILED, self->map);
+	self->trace = writeback_trace_start();
+	ASSERT_NE(NULL, self->trace) TH_LOG("cannot trace fs_dax:dax_writeback_one");
+	ASSERT_EQ(0, dax_tracefs_write(self->trace, MKWRITE_EVENT, "1"));
+}
+
+FIXTURE_TEARDOWN(cow_sync)
+{
+	if (self->trace)
+		dax_tracefs_write(self->trace, MKWRITE_EVENT, "0");
+	writeback_trace_stop(self->trace);
+	if (self->map != MAP_FAILED)
+		munmap(self->map, FILE_SIZE);
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->clone >= 0)
+		close(self->clone);
+}
+
+/* The number of lines of @event traced for inode @ino, or -errno. */
+static int events_of(const char *trace, const char *event, unsigned long ino)
+{
+	char path[256], line[1024], ino_str[40];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trace", trace);
+	snprintf(ino_str, sizeof(ino_str), " ino %#lx ", ino);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, event) && strstr(line, ino_str))
+			n++;
+	fclose(f);
+	return n;
+}
+
+TEST_F(cow_sync, store_into_shared_page)
+{
+	int synced, written;
+
+	__atomic_store_n(self->map + STORE_PAGE * self->ps, 0x5a, __ATOMIC_RELAXED);
+	synced = events_of(self->trace, "dax_insert_pfn_mkwrite:", self->ino);
+	written = writebacks_of(self->trace, self->ino, STORE_PAGE);
+	ASSERT_LE(0, synced) TH_LOG("cannot read the trace: %s", strerror(-synced));
+	ASSERT_LE(0, written) TH_LOG("cannot read the trace: %s", strerror(-written));
+	EXPECT_LE(1, synced)
+		TH_LOG("the CoW fault made the page writable without fdatasync()");
+	EXPECT_LE(1, written)
+		TH_LOG("the CoW fault's copy of page %d was not written back before the store went on",
+		       STORE_PAGE);
+}
+
 int main(int argc, char **argv)
 {
 	return dax_harness_main(argc, argv);

@@ -494,9 +494,13 @@ TEST_F_TIMEOUT(reflink, clone_into_referenced_page, 120)
 	DAX_ASSERT_NO_NEW_TAINT(self->taint);
 }
 
-/* splice_then_cow_write()'s clone, and its pipe to the parent. */
+/*
+ * splice_then_cow_write()'s clone, its pipe to the parent, and whether it
+ * stores through its mapping (a CoW write fault) instead of calling write(2).
+ */
 static int own_ref_clone = -1;
 static int own_ref_ready = -1;
+static bool own_ref_store;
 
 /*
  * A child that splices a page of its own shared mapping of @fd into a pipe
@@ -508,17 +512,21 @@ static int own_ref_ready = -1;
  */
 static int splice_then_cow_write(int fd, size_t ps)
 {
-	char *map = map_and_read(fd, NPAGES * ps, ps);
+	int prot = own_ref_store ? PROT_READ | PROT_WRITE : PROT_READ;
+	char *map = dax_map_file_at(fd, NPAGES * ps, prot, MAP_SHARED, 0, false);
 	char buf[4096 * 4];
 	int p[2];
 
 	if (map == MAP_FAILED || pipe(p))
 		return 2;
+	dax_touch(map + REF_PAGE * ps);
 	if (splice_page(p[1], map, REF_PAGE, ps) != (ssize_t)ps)
 		return 3;
 	if (write(own_ref_ready, "w", 1) != 1)
 		return 2;
-	if (cow_write_ref_page(fd, ps))
+	if (own_ref_store)
+		__atomic_store_n(map + REF_PAGE * ps, NEW_BYTE, __ATOMIC_RELAXED);
+	else if (cow_write_ref_page(fd, ps))
 		return 1;
 	memset(buf, OTHER_BYTE, ps);
 	if (pwrite(own_ref_clone, buf, ps, REF_PAGE * ps) != (ssize_t)ps)
@@ -538,9 +546,10 @@ static int splice_then_cow_write(int fd, size_t ps)
  * sleep rather than spin, and SIGKILL must end it, the file and the clone
  * as they were.
  */
-TEST_F_TIMEOUT(reflink, cow_write_own_referenced_page, 60)
+static void own_referenced(FIXTURE_DATA(reflink) *self,
+			   struct __test_metadata *_metadata, bool store,
+			   const char *what)
 {
-	const char *what = "CoW write(2) of a page in the writer's own pipe";
 	char buf[4096 * 4], c;
 	int status, ready[2];
 	bool wrote = true;
@@ -550,6 +559,7 @@ TEST_F_TIMEOUT(reflink, cow_write_own_referenced_page, 60)
 	ASSERT_EQ(0, pipe(ready));
 	own_ref_clone = self->b;
 	own_ref_ready = ready[1];
+	own_ref_store = store;
 	pid = fork_child(self, splice_then_cow_write, self->a);
 	ASSERT_LT(0, pid);
 	close(ready[1]);
@@ -590,6 +600,351 @@ TEST_F_TIMEOUT(reflink, cow_write_own_referenced_page, 60)
 	ASSERT_NE(MAP_FAILED, self->map_b);
 	EXPECT_EQ(wrote ? OTHER_BYTE : OLD_BYTE, self->map_b[REF_PAGE * self->ps]);
 	EXPECT_EQ(-1, first_stale_page(self->b, self->map_b, self->len, self->ps));
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+TEST_F_TIMEOUT(reflink, cow_write_own_referenced_page, 60)
+{
+	own_referenced(self, _metadata, false,
+		       "CoW write(2) of a page in the writer's own pipe");
+}
+
+/* The shared mapping that store_ref_page() stores through, and the byte. */
+static char *fault_map;
+static char store_byte = NEW_BYTE;
+
+/* A store into REF_PAGE through fault_map: a CoW write fault. */
+static int store_ref_page(int fd, size_t ps)
+{
+	__atomic_store_n(fault_map + REF_PAGE * ps, store_byte, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Give @fd a CoW extent size hint of @bytes: 0, or -errno. */
+static int set_cowextsize(int fd, unsigned int bytes)
+{
+	struct fsxattr fsx;
+
+	if (ioctl(fd, FS_IOC_FSGETXATTR, &fsx))
+		return -errno;
+	fsx.fsx_xflags |= FS_XFLAG_COWEXTSIZE;
+	fsx.fsx_cowextsize = bytes;
+	return ioctl(fd, FS_IOC_FSSETXATTR, &fsx) ? -errno : 0;
+}
+
+/*
+ * A store through the file's mapping into REF_PAGE while a pipe references
+ * the page: a write fault that copies the page to a new block, as write(2)
+ * does, after which the old block belongs to the clone (@unshared false: the
+ * clone writes it in place) or is free (@unshared true: the clone gave up its
+ * share first, and the file's CoW extent size hint preallocated CoW blocks
+ * over the page, so the page is copied on write although it is the file's
+ * alone; another file then takes the space).  The fault may wait for the
+ * reference, and must then end once the pipe lets go of the page; if it does
+ * not wait, what the pipe hands out must still be this file's data, never
+ * what the block holds later.
+ */
+static void cow_fault_referenced(FIXTURE_DATA(reflink) *self,
+				 struct __test_metadata *_metadata, bool unshared)
+{
+	char buf[4096 * 4];
+	int status, ret, other;
+	pid_t pid;
+
+	ret = set_cowextsize(self->a, 32 * self->ps);
+	if (ret)
+		SKIP(return, "no CoW extent size hint: %s", strerror(-ret));
+	if (unshared)
+		ASSERT_EQ(0, fill_file(self->b, self->ps, 31 * self->ps, OLD_BYTE));
+	/* CoW page 0: the hint preallocates CoW blocks over pages 0-31. */
+	ASSERT_EQ(0, fill_file(self->a, 0, self->ps, OLD_BYTE));
+	self->map_a = dax_map_file_at(self->a, self->len, PROT_READ | PROT_WRITE,
+				      MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	ASSERT_EQ(OLD_BYTE, dax_touch(self->map_a + REF_PAGE * self->ps));
+	ASSERT_EQ(self->ps, splice_page(self->pipe[1], self->map_a, REF_PAGE, self->ps));
+
+	fault_map = self->map_a;
+	pid = fork_child(self, store_ref_page, self->a);
+	ASSERT_LT(0, pid);
+	if (!child_exits_or_sleeps(_metadata, pid, &status, "CoW write fault")) {
+		TH_LOG("the CoW write fault waits for the pipe's reference");
+		ASSERT_EQ(self->ps, read(self->pipe[0], buf, self->ps));
+		EXPECT_EQ(OLD_BYTE, buf[0]);
+		close_pipe(self->pipe);
+		ASSERT_TRUE(wait_child(pid, 10.0, &status))
+			TH_LOG("the fault still waits 10 s after the reference went");
+	}
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	if (self->pipe[0] >= 0) {
+		/* The fault did not wait: the old block may be reused now. */
+		if (unshared) {
+			other = dax_tmpfile(self->dir, 0);
+			ASSERT_LE(0, other);
+			ASSERT_EQ(0, fill_file(other, 0, 64 * SZ_1M, OTHER_BYTE));
+			close(other);
+		} else {
+			ASSERT_EQ(0, fill_file(self->b, REF_PAGE * self->ps, self->ps,
+					       OTHER_BYTE));
+		}
+		ASSERT_EQ(self->ps, read(self->pipe[0], buf, self->ps));
+		EXPECT_NE(OTHER_BYTE, buf[0])
+			TH_LOG("the pipe hands out another file's data");
+		close_pipe(self->pipe);
+	}
+	EXPECT_EQ(NEW_BYTE, self->map_a[REF_PAGE * self->ps]);
+	REMAP_AND_COMPARE(self->map_a, self->a, "CoW write fault, pipe closed");
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+TEST_F_TIMEOUT(reflink, cow_fault_referenced_page, 60)
+{
+	cow_fault_referenced(self, _metadata, false);
+}
+
+TEST_F_TIMEOUT(reflink, cow_fault_referenced_unshared_page, 120)
+{
+	cow_fault_referenced(self, _metadata, true);
+}
+
+/*
+ * A CoW write(2) and a CoW write fault on the same page, which a pipe
+ * references: the write(2) has its new block allocated when it starts to wait
+ * for the reference, and the fault, which finds that block, may give up and
+ * wait too; it is killed while it waits.  Once the pipe closes, the write(2)
+ * must complete into the file: read(2) then returns its data (v7.3 completes
+ * both at once, and the fault's store lands on the written page).
+ */
+TEST_F_TIMEOUT(reflink, cow_write_and_killed_fault, 60)
+{
+	char buf[4096 * 4];
+	int status, fstatus;
+	pid_t writer, faulter;
+	size_t i;
+
+	self->map_a = dax_map_file_at(self->a, self->len, PROT_READ | PROT_WRITE,
+				      MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	ASSERT_EQ(OLD_BYTE, dax_touch(self->map_a + REF_PAGE * self->ps));
+	ASSERT_EQ(self->ps, splice_page(self->pipe[1], self->map_a, REF_PAGE, self->ps));
+
+	writer = fork_child(self, cow_write_ref_page, self->a);
+	ASSERT_LT(0, writer);
+	if (child_exits_or_sleeps(_metadata, writer, &status, "CoW write(2)"))
+		writer = 0;
+	fault_map = self->map_a;
+	store_byte = OTHER_BYTE;
+	faulter = fork_child(self, store_ref_page, self->a);
+	ASSERT_LT(0, faulter);
+	if (!child_exits_or_sleeps(_metadata, faulter, &fstatus, "CoW write fault")) {
+		kill(faulter, SIGKILL);
+		ASSERT_TRUE(wait_child(faulter, 10.0, &fstatus))
+			TH_LOG("the fault ignored SIGKILL for 10 s");
+	}
+	close_pipe(self->pipe);
+	if (writer)
+		ASSERT_TRUE(wait_child(writer, 10.0, &status))
+			TH_LOG("write(2) still waits 10 s after the reference went");
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	/* The write's data; the fault, if it was not killed, stored byte 0. */
+	ASSERT_EQ(self->ps, pread(self->a, buf, self->ps, REF_PAGE * self->ps));
+	EXPECT_TRUE(buf[0] == NEW_BYTE || buf[0] == OTHER_BYTE);
+	for (i = 1; i < self->ps; i++)
+		ASSERT_EQ(NEW_BYTE, buf[i])
+			TH_LOG("byte %zu of the page written: %#x, not the write's data", i,
+			       (unsigned char)buf[i]);
+	REMAP_AND_COMPARE(self->map_a, self->a, "CoW write(2) and a killed fault");
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/* A store into a page that the storing process keeps in a pipe itself. */
+TEST_F_TIMEOUT(reflink, cow_fault_own_referenced_page, 60)
+{
+	own_referenced(self, _metadata, true,
+		       "CoW write fault on a page in the process's own pipe");
+}
+
+/*
+ * A store into the file's page while a reader of the clone keeps the clone's
+ * page of the shared block in a pipe: the fault may wait, as the CoW write(2)
+ * of cow_write_clone_referenced_page may, but the wait must end once the
+ * clone's pipe closes, though the clone still maps the page.
+ */
+TEST_F_TIMEOUT(reflink, cow_fault_clone_referenced_page, 60)
+{
+	int status;
+	pid_t pid;
+
+	self->map_a = dax_map_file_at(self->a, self->len, PROT_READ | PROT_WRITE,
+				      MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	ASSERT_EQ(OLD_BYTE, dax_touch(self->map_a + REF_PAGE * self->ps));
+	self->map_b = map_and_read(self->b, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_b);
+	ASSERT_EQ(self->ps, splice_page(self->pipe[1], self->map_b, REF_PAGE, self->ps));
+
+	fault_map = self->map_a;
+	pid = fork_child(self, store_ref_page, self->a);
+	ASSERT_LT(0, pid);
+	if (!child_exits_or_sleeps(_metadata, pid, &status, "CoW write fault")) {
+		TH_LOG("the CoW write fault waits for the clone's pipe");
+		close_pipe(self->pipe);
+		if (!wait_child(pid, 10.0, &status)) {
+			kill(pid, SIGKILL);
+			wait_child(pid, 10.0, &status);
+			ASSERT_TRUE(false)
+				TH_LOG("the fault still waits 10 s after the clone's pipe closed");
+		}
+	}
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	close_pipe(self->pipe);
+
+	EXPECT_EQ(OLD_BYTE, self->map_b[REF_PAGE * self->ps]);
+	EXPECT_EQ(-1, first_stale_page(self->b, self->map_b, self->len, self->ps));
+	EXPECT_EQ(NEW_BYTE, self->map_a[REF_PAGE * self->ps]);
+	REMAP_AND_COMPARE(self->map_a, self->a, "CoW write fault, clone's pipe closed");
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/* The page beside_ops() splice; the CoW writes write REF_PAGE. */
+#define SPLICED_PAGE	0
+
+/*
+ * A child that maps @fd, splices SPLICED_PAGE of its mapping into a pipe of
+ * its own and keeps it there while it CoW-writes REF_PAGE: a page of the same
+ * block range that it does not write.
+ */
+static int splice_other_then_cow_write(int fd, size_t ps)
+{
+	char *map = map_and_read(fd, NPAGES * ps, ps);
+	int p[2];
+
+	if (map == MAP_FAILED || pipe(p))
+		return 2;
+	if (splice_page(p[1], map, SPLICED_PAGE, ps) != (ssize_t)ps)
+		return 3;
+	return cow_write_ref_page(fd, ps);
+}
+
+/*
+ * A child that moves SPLICED_PAGE of its mapping of @fd into REF_PAGE of the
+ * same file without a copy: vmsplice() it into a pipe, then splice() the pipe
+ * into the file, whose write(2) of REF_PAGE copies on write while the pipe
+ * holds the source page.
+ */
+static int splice_other_into_cow_page(int fd, size_t ps)
+{
+	char *map = map_and_read(fd, NPAGES * ps, ps);
+	loff_t off = REF_PAGE * ps;
+	int p[2];
+
+	if (map == MAP_FAILED || pipe(p))
+		return 2;
+	if (splice_page(p[1], map, SPLICED_PAGE, ps) != (ssize_t)ps)
+		return 3;
+	return splice(p[0], NULL, fd, &off, ps, 0) == (ssize_t)ps ? 0 : 1;
+}
+
+/*
+ * Run @op, a CoW write of REF_PAGE that leaves SPLICED_PAGE alone, in a child
+ * while SPLICED_PAGE is held in a pipe (by this process, or by the child
+ * itself, as @op says).  The write has no reason to wait: nothing references
+ * what it writes, and the page held stays the file's.  If it waits anyway,
+ * the wait must end once this process's pipe closes; a child holding its own
+ * pipe is killed after 10 s.  The file's mapping must then show what read(2)
+ * shows, and the clone (@clone_map, or read(2) alone) must keep its data.
+ */
+static void cow_write_beside(FIXTURE_DATA(reflink) *self,
+			     struct __test_metadata *_metadata,
+			     int (*op)(int fd, size_t ps), const char *what)
+{
+	int status;
+	pid_t pid;
+	bool done;
+
+	pid = fork_child(self, op, self->a);
+	ASSERT_LT(0, pid);
+	done = wait_child(pid, 5.0, &status);
+	if (!done) {
+		close_pipe(self->pipe);
+		if (!wait_child(pid, 10.0, &status)) {
+			kill(pid, SIGKILL);
+			wait_child(pid, 10.0, &status);
+		}
+	}
+	ASSERT_TRUE(done)
+		TH_LOG("%s of page %d waited 5 s for page %d, which it does not write",
+		       what, REF_PAGE, SPLICED_PAGE);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	close_pipe(self->pipe);
+
+	REMAP_AND_COMPARE(self->map_a, self->a, what);
+	EXPECT_EQ(-1, first_stale_page(self->b, self->map_b, self->len, self->ps))
+		TH_LOG("the clone lost its data");
+	EXPECT_EQ(OLD_BYTE, self->map_b[REF_PAGE * self->ps]);
+}
+
+/*
+ * A CoW write(2) of one page while another page of the file, which it does
+ * not write, is held in a pipe by another process: the write must not wait.
+ */
+TEST_F_TIMEOUT(reflink, cow_write_beside_referenced_page, 60)
+{
+	self->map_a = map_and_read(self->a, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	self->map_b = map_and_read(self->b, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_b);
+	ASSERT_EQ(self->ps, splice_page(self->pipe[1], self->map_a, SPLICED_PAGE,
+					self->ps));
+	cow_write_beside(self, _metadata, cow_write_ref_page, "CoW write(2)");
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/* The same with the writer holding the other page in its own pipe. */
+TEST_F_TIMEOUT(reflink, cow_write_beside_own_referenced_page, 60)
+{
+	self->map_b = map_and_read(self->b, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_b);
+	self->map_a = map_and_read(self->a, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	cow_write_beside(self, _metadata, splice_other_then_cow_write,
+			 "CoW write(2) by the pipe's holder");
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/*
+ * The same with a reader of the clone holding the clone's page of the shared
+ * block in a pipe.
+ */
+TEST_F_TIMEOUT(reflink, cow_write_beside_clone_referenced_page, 60)
+{
+	self->map_a = map_and_read(self->a, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	self->map_b = map_and_read(self->b, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_b);
+	ASSERT_EQ(self->ps, splice_page(self->pipe[1], self->map_b, SPLICED_PAGE,
+					self->ps));
+	cow_write_beside(self, _metadata, cow_write_ref_page,
+			 "CoW write(2), the clone's page in a pipe");
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/* A zero-copy copy of one page of the file to another, with splice(). */
+TEST_F_TIMEOUT(reflink, splice_page_into_cow_page, 60)
+{
+	self->map_b = map_and_read(self->b, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_b);
+	self->map_a = map_and_read(self->a, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	cow_write_beside(self, _metadata, splice_other_into_cow_page,
+			 "splice() of a page of the file");
+	EXPECT_EQ(OLD_BYTE, self->map_a[REF_PAGE * self->ps]);
 	DAX_ASSERT_NO_NEW_TAINT(self->taint);
 }
 
@@ -1031,6 +1386,105 @@ TEST_F_TIMEOUT(pmd_cow, pmd_entries_over_clone_ptes, 60)
 	EXPECT_EQ(-1, stale) TH_LOG("PMD mapping: page %ld differs from read(2)", stale);
 	compare_clone_and_evict(self, _metadata, pte);
 	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+/* A store of @byte at @addr in a child: 0 if it worked, else its signal. */
+static int store_in_child(char *addr, int byte)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		__atomic_store_n(addr, byte, __ATOMIC_RELAXED);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+/*
+ * A hole under a PMD zero entry, mapped with PTEs by a mapping that cannot
+ * use PMDs, then written with write(2): first a CoW write into the CoW fork
+ * preallocation over the hole that fails on its user buffer (EFAULT), then a
+ * write that allocates a block elsewhere in the hole.  Whatever removes the
+ * zero entry must unmap every page it covered: the mapping must show what
+ * read(2) shows, and a store through it must work.
+ *
+ * The layout: a 4 MiB file with its second 2 MiB a hole, and a CoW fork
+ * extent over the first pages of that hole (one page written, cloned, written
+ * again with a CoW extent size hint, then punched).  A read of the hole
+ * through a 2 MiB-aligned mapping makes the PMD zero entry; a read through a
+ * 1 MiB mapping at 3 MiB maps zero pages from it.
+ */
+TEST(cow_write_over_pmd_zero_entry)
+{
+	size_t ps = dax_page_size(), pmd = dax_pmd_size();
+	size_t first = pmd / ps, cow_page = first + 8;
+	size_t write_page = 3 * first / 2 + 2;
+	char why[256], buf[4096 * 4], *hole, *pte, *bad;
+	unsigned long taint = dax_taint();
+	const char *dir;
+	uint64_t val;
+	int fd, clone, ret;
+
+	dir = dax_check_dir(why, sizeof(why));
+	if (!dir)
+		SKIP(return, "%s", why);
+	if (access("/sys/kernel/mm/transparent_hugepage", F_OK))
+		SKIP(return, "no transparent hugepages, so no DAX PMDs");
+	if (ps > sizeof(buf))
+		SKIP(return, "its buffers hold 16 KiB, pages are %zu KiB", ps >> 10);
+	DAX_LOG_OLD_TAINT(taint);
+	fd = dax_tmpfile(dir, 2 * pmd);
+	ASSERT_LE(0, fd);
+	clone = dax_tmpfile(dir, 0);
+	ASSERT_LE(0, clone);
+	memset(buf, OLD_BYTE, ps);
+	ASSERT_EQ((ssize_t)ps, pwrite(fd, buf, ps, first * ps));
+	if (ioctl(clone, FICLONE, fd))
+		SKIP(return, "no reflink on this filesystem (FICLONE: %s)",
+		     strerror(errno));
+	/* CoW fork preallocation: 32 pages around the page written. */
+	ret = set_cowextsize(fd, 32 * ps);
+	if (ret)
+		SKIP(return, "no CoW extent size hint: %s", strerror(-ret));
+	ASSERT_EQ((ssize_t)ps, pwrite(fd, buf, ps, first * ps));
+	ASSERT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       first * ps, ps));
+
+	hole = dax_map_file_at(fd, pmd, PROT_READ, MAP_SHARED, pmd, true);
+	ASSERT_NE(MAP_FAILED, hole);
+	ASSERT_EQ(0, dax_touch(hole));
+	munmap(hole, pmd);
+	pte = mmap(NULL, pmd / 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   3 * pmd / 2);
+	ASSERT_NE(MAP_FAILED, pte);
+	ASSERT_EQ(0, dax_touch(pte));
+
+	/* A CoW write that faults on its buffer, then one that allocates. */
+	bad = mmap(NULL, ps, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, bad);
+	EXPECT_GT(0, pwrite(fd, bad, ps, cow_page * ps));
+	munmap(bad, ps);
+	memset(buf, NEW_BYTE, ps);
+	ASSERT_EQ((ssize_t)ps, pwrite(fd, buf, ps, write_page * ps));
+
+	bad = pte + (write_page - 3 * first / 2) * ps;
+	ASSERT_EQ(0, dax_probe_read(bad, &val));
+	EXPECT_EQ(NEW_BYTE, (unsigned char)val)
+		TH_LOG("the mapping shows %#x where read(2) has %#x", (unsigned char)val,
+		       NEW_BYTE);
+	EXPECT_EQ(0, store_in_child(bad, OTHER_BYTE))
+		TH_LOG("a store through the mapping died of signal %d",
+		       store_in_child(bad, OTHER_BYTE));
+	ASSERT_EQ((ssize_t)ps, pread(fd, buf, ps, write_page * ps));
+	EXPECT_EQ(0, memcmp(buf, bad, ps))
+		TH_LOG("the mapping and read(2) differ after the store");
+	munmap(pte, pmd / 2);
+	close(clone);
+	close(fd);
+	DAX_ASSERT_NO_NEW_TAINT(taint);
 }
 
 int main(int argc, char **argv)
