@@ -33,11 +33,13 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/fs.h>
+#include <linux/futex.h>
 
 #include "kselftest_harness.h"
 #include "dax_util.h"
@@ -767,6 +769,135 @@ TEST_F_TIMEOUT(reflink, cow_fault_own_referenced_page, 60)
 {
 	own_referenced(self, _metadata, true,
 		       "CoW write fault on a page in the process's own pipe");
+}
+
+/*
+ * A child that maps @fd, vmsplices REF_PAGE into a pipe of its own and makes
+ * the kernel store into that page with futex(FUTEX_WAKE_OP): the fault comes
+ * from fixup_user_fault(), which may not drop the mmap_lock, and futex
+ * faults in again for as long as the fault reports the page handled.
+ */
+static int splice_then_futex_store(int fd, size_t ps)
+{
+	char *map = dax_map_file_at(fd, NPAGES * ps, PROT_READ | PROT_WRITE,
+				    MAP_SHARED, 0, false);
+	static int word;
+	int p[2];
+
+	if (map == MAP_FAILED || pipe(p))
+		return 2;
+	dax_touch(map + REF_PAGE * ps);
+	if (splice_page(p[1], map, REF_PAGE, ps) != (ssize_t)ps)
+		return 3;
+	if (write(own_ref_ready, "w", 1) != 1)
+		return 2;
+	syscall(SYS_futex, &word, FUTEX_WAKE_OP_PRIVATE, 0, 0,
+		map + REF_PAGE * ps, FUTEX_OP(FUTEX_OP_SET, 1, FUTEX_OP_CMP_EQ, 0));
+	return 0;
+}
+
+/*
+ * The kernel's own store into a page that the process keeps in a pipe: the
+ * CoW fault waits for the reference with the mmap_lock held, as the caller
+ * cannot retry; SIGKILL must end it, and the process with it.
+ */
+TEST_F_TIMEOUT(reflink, cow_fault_from_kernel_killed, 60)
+{
+	int status, ready[2];
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pipe(ready));
+	own_ref_ready = ready[1];
+	pid = fork_child(self, splice_then_futex_store, self->a);
+	ASSERT_LT(0, pid);
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("the child died before its store");
+	close(ready[0]);
+	if (!child_exits_or_sleeps(_metadata, pid, &status, "futex store"))
+		kill(pid, SIGKILL);
+	ASSERT_TRUE(wait_child(pid, 10.0, &status))
+		TH_LOG("the futex store into a page in the process's own pipe went on 10 s after SIGKILL");
+	REMAP_AND_COMPARE(self->map_a, self->a, "futex store killed");
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+struct mkwrite_waiter {
+	char *addr;
+	bool done;
+};
+
+static void *store_and_mark(void *arg)
+{
+	struct mkwrite_waiter *w = arg;
+
+	__atomic_store_n(w->addr, NEW_BYTE, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A thread stores into a page of its process's own mapping that the process
+ * keeps in a pipe; a second thread then changes the protection of the VMA
+ * (munmap(), mprotect() and mremap() take the VMA's write lock) and drains
+ * the pipe.  The store may wait for the pipe, but not with the VMA or the
+ * mmap_lock held: the mprotect() must return while the store waits, or the
+ * process cannot drain its pipe and stays stuck until it is killed.  Exit 1
+ * if the mprotect() took more than 3 s.
+ */
+static int store_then_mprotect(int fd, size_t ps)
+{
+	size_t len = NPAGES * ps;
+	char *map = dax_map_file_at(fd, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+				    0, false);
+	struct mkwrite_waiter w;
+	char buf[4096 * 4];
+	pthread_t tid;
+	double t;
+	int p[2];
+
+	if (map == MAP_FAILED || pipe(p))
+		return 2;
+	dax_touch(map + REF_PAGE * ps);
+	if (splice_page(p[1], map, REF_PAGE, ps) != (ssize_t)ps)
+		return 3;
+	w.addr = map + REF_PAGE * ps;
+	w.done = false;
+	if (pthread_create(&tid, NULL, store_and_mark, &w))
+		return 2;
+	sleep(1);
+	t = dax_now();
+	if (mprotect(map, len, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return 2;
+	t = dax_now() - t;
+	if (read(p[0], buf, ps) != (ssize_t)ps)
+		return 2;
+	close(p[0]);
+	close(p[1]);
+	pthread_join(tid, NULL);
+	return t > 3.0 ? 1 : 0;
+}
+
+TEST_F_TIMEOUT(reflink, cow_fault_waits_without_the_vma_lock, 60)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork_child(self, store_then_mprotect, self->a);
+	ASSERT_LT(0, pid);
+	if (!wait_child(pid, 20.0, &status)) {
+		kill(pid, SIGKILL);
+		wait_child(pid, 10.0, &status);
+		ASSERT_TRUE(false)
+			TH_LOG("mprotect() of the VMA waited for a store waiting for the process's own pipe");
+	}
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_NE(1, WEXITSTATUS(status))
+		TH_LOG("mprotect() of the VMA waited more than 3 s for the store's wait");
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	REMAP_AND_COMPARE(self->map_a, self->a, "a store, an mprotect() and the pipe drained");
+	EXPECT_EQ(NEW_BYTE, self->map_a[REF_PAGE * self->ps]);
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
 }
 
 /*
