@@ -822,6 +822,118 @@ TEST_F_TIMEOUT(reflink, cow_fault_from_kernel_killed, 60)
 	DAX_ASSERT_NO_NEW_TAINT(self->taint);
 }
 
+/* A thread that sets its clear_child_tid to the word at @arg and waits. */
+static void *set_tid_and_wait(void *arg)
+{
+	syscall(SYS_set_tid_address, arg);
+	pause();
+	return NULL;
+}
+
+/*
+ * A child whose two threads have their clear_child_tid in REF_PAGE of its
+ * mapping of @fd, which it keeps in a pipe of its own, and that then exits:
+ * the exit stores 0 there, a CoW fault, before it closes the pipe.
+ */
+static int splice_then_exit_with_tid(int fd, size_t ps)
+{
+	char *map = dax_map_file_at(fd, NPAGES * ps, PROT_READ | PROT_WRITE,
+				    MAP_SHARED, 0, false);
+	pthread_t tid;
+	int p[2];
+
+	if (map == MAP_FAILED || pipe(p))
+		return 2;
+	dax_touch(map + REF_PAGE * ps);
+	if (splice_page(p[1], map, REF_PAGE, ps) != (ssize_t)ps)
+		return 3;
+	if (pthread_create(&tid, NULL, set_tid_and_wait, map + REF_PAGE * ps))
+		return 2;
+	syscall(SYS_set_tid_address, map + REF_PAGE * ps + sizeof(int));
+	usleep(100 * 1000);
+	return 0;
+}
+
+/*
+ * The exit of a process whose clear_child_tid lies in a copied-on-write page
+ * that the process keeps in its own pipe: the exit stores there before it
+ * closes the pipe, and no signal reaches an exiting process, so the store
+ * must not wait for the pipe.  The process must be gone within 10 s.
+ */
+TEST_F_TIMEOUT(reflink, cow_fault_at_exit, 60)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork_child(self, splice_then_exit_with_tid, self->a);
+	ASSERT_LT(0, pid);
+	ASSERT_TRUE(wait_child(pid, 10.0, &status))
+		TH_LOG("a process storing into a page of its own pipe at exit is still there after 10 s");
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	REMAP_AND_COMPARE(self->map_a, self->a, "exit with clear_child_tid in a CoW page");
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
+static void ignore_signal(int sig)
+{
+}
+
+/*
+ * A child that keeps REF_PAGE of its mapping of @fd in a pipe of its own and
+ * makes the kernel store into it with read(2) from /dev/zero: a fault from
+ * kernel mode, which the child's signals interrupt.
+ */
+static int splice_then_read_into(int fd, size_t ps)
+{
+	char *map = dax_map_file_at(fd, NPAGES * ps, PROT_READ | PROT_WRITE,
+				    MAP_SHARED, 0, false);
+	struct sigaction sa = { .sa_handler = ignore_signal };
+	int p[2], zero = open("/dev/zero", O_RDONLY);
+
+	if (map == MAP_FAILED || pipe(p) || zero < 0 ||
+	    sigaction(SIGUSR1, &sa, NULL))
+		return 2;
+	dax_touch(map + REF_PAGE * ps);
+	if (splice_page(p[1], map, REF_PAGE, ps) != (ssize_t)ps)
+		return 3;
+	if (write(own_ref_ready, "w", 1) != 1)
+		return 2;
+	read(zero, map + REF_PAGE * ps, ps);
+	return 0;
+}
+
+/*
+ * The kernel's store (read(2) into the mapping) into a page that the process
+ * keeps in its own pipe waits for the pipe; a signal that is not fatal must
+ * not turn the wait into a loop on the CPU (a fault from kernel mode retries
+ * at once), and SIGKILL must end it.
+ */
+TEST_F_TIMEOUT(reflink, cow_fault_from_kernel_signalled, 60)
+{
+	int status, ready[2];
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pipe(ready));
+	own_ref_ready = ready[1];
+	pid = fork_child(self, splice_then_read_into, self->a);
+	ASSERT_LT(0, pid);
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("the child died before its read");
+	close(ready[0]);
+	if (!child_exits_or_sleeps(_metadata, pid, &status, "read(2) into the page")) {
+		kill(pid, SIGUSR1);
+		if (!child_exits_or_sleeps(_metadata, pid, &status,
+					   "read(2) into the page, after a signal"))
+			kill(pid, SIGKILL);
+	}
+	ASSERT_TRUE(wait_child(pid, 10.0, &status))
+		TH_LOG("the read(2) into a page in the process's own pipe went on 10 s after SIGKILL");
+	REMAP_AND_COMPARE(self->map_a, self->a, "read(2) into a CoW page, signalled");
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
 struct mkwrite_waiter {
 	char *addr;
 	bool done;
