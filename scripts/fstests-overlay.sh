@@ -48,10 +48,15 @@ for prog in "${progs[@]}"; do
 	mv "$dst/.gitignore.new" "$dst/.gitignore"
 done
 if [ ${#new[@]} -gt 0 ]; then
-	# One more line at the end of the first LINUX_TARGETS assignment.
+	# At the end of the first LINUX_TARGETS assignment: on its last line
+	# where that stays within 80 columns (a tab is 8), else on a new one.
 	awk -v progs="${new[*]}" '
 		!done && /^LINUX_TARGETS = / { inblock = 1 }
-		inblock && !/\\$/ { print $0 " \\"; print "\t" progs; inblock = 0; done = 1; next }
+		inblock && !/\\$/ {
+			if (length($0 " " progs) + 7 <= 80) print $0 " " progs
+			else { print $0 " \\"; print "\t" progs }
+			inblock = 0; done = 1; next
+		}
 		{ print }
 		END { if (!done) exit 1 }
 	' "$dst/src/Makefile" >"$dst/src/Makefile.new" ||
