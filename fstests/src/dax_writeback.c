@@ -28,6 +28,10 @@
  *                      shared page copies it to a new block
  *   mapsync-cow-dirty  the same, with an fallocate() past EOF first, so that
  *                      the file has metadata to sync anyway
+ *   mapsync-cow-prealloc  the same as mapsync-cow, but FILE has a CoW extent
+ *                      size hint of 32 pages (xfs), and a write(2) of page 0
+ *                      then fsync() leave CoW blocks preallocated over page 3:
+ *                      the fault allocates nothing
  * The fault must be synchronous (fs_dax:dax_insert_pfn_mkwrite: the page is
  * made writable after the metadata is synced) and the copy that the kernel
  * made must be written back by then; a line for each.
@@ -234,6 +238,22 @@ static int mapsync_cow(const char *file, const char *op)
 	if (!strcmp(op, "mapsync-cow-dirty") &&
 	    fallocate(fd, FALLOC_FL_KEEP_SIZE, 2 * FILE_SIZE, ps))
 		die("fallocate");
+	if (!strcmp(op, "mapsync-cow-prealloc")) {
+		struct fsxattr fsx;
+		char *buf = malloc(ps);
+
+		if (!buf || ioctl(fd, FS_IOC_FSGETXATTR, &fsx))
+			die("FS_IOC_FSGETXATTR");
+		fsx.fsx_xflags |= FS_XFLAG_COWEXTSIZE;
+		fsx.fsx_cowextsize = 32 * ps;
+		if (ioctl(fd, FS_IOC_FSSETXATTR, &fsx))
+			die("a CoW extent size hint (FS_IOC_FSSETXATTR)");
+		/* A CoW write of page 0 preallocates CoW blocks over 0-31. */
+		memset(buf, 0x77, ps);
+		if (pwrite(fd, buf, ps, 0) != (ssize_t)ps || fsync(fd))
+			die("CoW write of page 0");
+		free(buf);
+	}
 	ino = ino_of(fd);
 	map = map_pte(fd, FILE_SIZE, MAP_SHARED_VALIDATE | MAP_SYNC);
 	if (map == MAP_FAILED)
@@ -265,8 +285,8 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	trace_dir = argv[1];
-	if (!strncmp(argv[3], "mapsync-cow", 11) &&
-	    (!argv[3][11] || !strcmp(argv[3] + 11, "-dirty")))
+	if (!strcmp(argv[3], "mapsync-cow") || !strcmp(argv[3], "mapsync-cow-dirty") ||
+	    !strcmp(argv[3], "mapsync-cow-prealloc"))
 		ret = mapsync_cow(argv[2], argv[3]);
 	else
 		ret = fsync_after(argv[2], argv[3]);
