@@ -543,7 +543,7 @@ static void beside(int (*op)(void), const char *what, int want_byte)
 	pid = fork_child(op);
 	done = wait_child(pid, 5.0, &status);
 	if (!done) {
-		fail("%s of page %d waited 5 s for page %d, which it does not write",
+		fail("%s (page %d) waited 5 s for page %d, which it does not write",
 		     what, REF_PAGE, BESIDE_PAGE);
 		close_pipe();
 		if (!wait_child(pid, 10.0, &status))
