@@ -1,5 +1,5 @@
 # Entry points of the harness; README.md documents them.
-.PHONY: run check check-kasan regen postings bench profile bites fstests ndctl deps shellcheck clean help
+.PHONY: run check check-kasan regen postings bench profile bites fstests fstests-posting ndctl deps shellcheck clean help
 
 run:
 	./qemu-run.sh
@@ -48,6 +48,11 @@ fstests:
 	scripts/install-deps.sh fstests
 	scripts/fstests.sh $(FSTESTS_ARGS)
 
+# The fstests posting of our DAX tests (fstests/) on FSTESTS_SRC, for git
+# send-email: build/postings/fstests-dax/ (Documentation/fstests.md).
+fstests-posting:
+	scripts/fstests-posting.sh
+
 # ndctl's own DAX tests (its destructive "dax" suite, ndctl pinned in
 # scripts/base.env) on v7.3 and the series, in QEMU on a Debian root disk
 # with a legacy e820 pmem region. NDCTL_ARGS="-- dax-ext4.sh" narrows it.
@@ -63,4 +68,4 @@ clean:
 	rm -rf build
 
 help:
-	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | postings | bench | profile | bites | fstests | ndctl | deps | clean"
+	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | postings | bench | profile | bites | fstests | fstests-posting | ndctl | deps | clean"
