@@ -1,5 +1,5 @@
 # Entry points of the harness; README.md documents them.
-.PHONY: run check check-kasan regen postings bench profile fails-on-base fstests ndctl deps shellcheck clean help
+.PHONY: run check check-kasan regen postings bench profile fails-on-base fstests fstests-posting ndctl deps shellcheck clean help
 
 run:
 	./qemu-run.sh
@@ -50,6 +50,11 @@ fstests:
 	scripts/install-deps.sh fstests
 	scripts/fstests.sh $(FSTESTS_ARGS)
 
+# The fstests posting of our DAX tests (fstests/) on FSTESTS_SRC, for git
+# send-email: build/postings/fstests-dax/ (Documentation/fstests.md).
+fstests-posting:
+	scripts/fstests-posting.sh
+
 # ndctl's own DAX tests (its destructive "dax" suite, ndctl pinned in
 # scripts/base.env) on v7.3 and the series, in QEMU on a Debian root disk
 # with a legacy e820 pmem region. NDCTL_ARGS="-- dax-ext4.sh" narrows it.
@@ -65,4 +70,4 @@ clean:
 	rm -rf build
 
 help:
-	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | postings | bench | profile | fails-on-base | fstests | ndctl | deps | clean"
+	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | postings | bench | profile | fails-on-base | fstests | fstests-posting | ndctl | deps | clean"

@@ -61,6 +61,19 @@ expect 2 "FSTESTS_SRC is not set" "make fstests without FSTESTS_SRC" -- \
 	env -u FSTESTS_SRC "$fst"
 expect 2 "does not look like fstests" "make fstests: FSTESTS_SRC not fstests" -- \
 	env FSTESTS_SRC="$tmp" "$fst"
+expect 2 "--kernel wants base=BZIMAGE or series=BZIMAGE" "make fstests: --kernel of no kernel name" -- \
+	"$fst" --kernel v6="$tmp/not-a-kernel"
+expect 2 "no such file" "make fstests: --kernel of a missing image" -- \
+	"$fst" --kernel base="$tmp/nope"
+# Our fstests tests are not copied over a test fstests has taken since.
+mkdir -p "$tmp/fst/src" "$tmp/fst/tests/generic"
+touch "$tmp/fst/check"
+printf 'LINUX_TARGETS = a \\\n\tb\n' >"$tmp/fst/src/Makefile"
+echo "someone else's test" >"$tmp/fst/tests/generic/788"
+expect 2 "tests/generic/788 exists with other content: renumber" "fstests overlay: a taken test number" -- \
+	"$TOP/scripts/fstests-overlay.sh" "$tmp/fst" tests/generic/788
+expect 2 "is not a git checkout" "fstests posting: FSTESTS_SRC without history" -- \
+	env FSTESTS_SRC="$tmp/fst" POSTER="A B <a@b.c>" "$TOP/scripts/fstests-posting.sh" "$tmp/post"
 
 # The fstests table: a test that fails on the series and passes on v7.3
 # fails the run; one that fails on both, or is not run, does not.
