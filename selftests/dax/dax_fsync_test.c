@@ -769,6 +769,12 @@ FIXTURE_VARIANT(cow_sync)
 {
 	/* Whether the file has other metadata to sync (an fallocate()). */
 	bool datasync_dirty;
+	/*
+	 * Whether the CoW blocks of the page are preallocated (a CoW extent
+	 * size hint and a CoW write of page 0): the fault then allocates
+	 * nothing that would make the file's metadata dirty by itself.
+	 */
+	bool cow_prealloc;
 };
 
 FIXTURE_VARIANT_ADD(cow_sync, datasync_dirty)
@@ -779,6 +785,11 @@ FIXTURE_VARIANT_ADD(cow_sync, datasync_dirty)
 FIXTURE_VARIANT_ADD(cow_sync, datasync_clean)
 {
 	.datasync_dirty = false,
+};
+
+FIXTURE_VARIANT_ADD(cow_sync, cow_preallocated)
+{
+	.cow_prealloc = true,
 };
 
 FIXTURE_SETUP(cow_sync)
@@ -805,6 +816,20 @@ FIXTURE_SETUP(cow_sync)
 	if (ioctl(self->clone, FICLONE, self->fd))
 		SKIP(return, "no reflink on this filesystem (FICLONE: %s)",
 		     strerror(errno));
+	if (variant->cow_prealloc) {
+		struct fsxattr fsx;
+		char page[4096 * 4];
+
+		ASSERT_GE(sizeof(page), self->ps);
+		ASSERT_EQ(0, ioctl(self->fd, FS_IOC_FSGETXATTR, &fsx));
+		fsx.fsx_xflags |= FS_XFLAG_COWEXTSIZE;
+		fsx.fsx_cowextsize = 32 * self->ps;
+		if (ioctl(self->fd, FS_IOC_FSSETXATTR, &fsx))
+			SKIP(return, "no CoW extent size hint: %s", strerror(errno));
+		/* A CoW write of page 0 preallocates CoW blocks to page 31. */
+		ASSERT_EQ((ssize_t)self->ps, pread(self->fd, page, self->ps, 0));
+		ASSERT_EQ((ssize_t)self->ps, pwrite(self->fd, page, self->ps, 0));
+	}
 	ASSERT_EQ(0, fsync(self->fd));
 	ASSERT_EQ(0, fsync(self->clone));
 	if (variant->datasync_dirty)
