@@ -891,8 +891,8 @@ TEST_F(cow_sync, store_into_shared_page)
 	EXPECT_LE(1, synced)
 		TH_LOG("the CoW fault made the page writable without fdatasync()");
 	EXPECT_LE(1, written)
-		TH_LOG("the CoW fault's copy of page %d was not written back before the store went on",
-		       STORE_PAGE);
+		TH_LOG("the CoW fault's copy of page %d was not written back %s",
+		       STORE_PAGE, "before the store went on");
 }
 
 int main(int argc, char **argv)

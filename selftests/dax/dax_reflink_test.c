@@ -161,6 +161,23 @@ static void close_pipe(int pipe[2])
 	pipe[0] = pipe[1] = -1;
 }
 
+/*
+ * In a child: map @fd with @prot (shared, PTE-only), fault page @idx in and
+ * splice it into a new pipe @p of the child's own.  Returns the mapping, or
+ * MAP_FAILED.
+ */
+static char *map_and_splice(int fd, size_t ps, int prot, size_t idx, int p[2])
+{
+	char *map = dax_map_file_at(fd, NPAGES * ps, prot, MAP_SHARED, 0, false);
+
+	if (map == MAP_FAILED || pipe(p))
+		return MAP_FAILED;
+	dax_touch(map + idx * ps);
+	if (splice_page(p[1], map, idx, ps) != (ssize_t)ps)
+		return MAP_FAILED;
+	return map;
+}
+
 /* A child that runs @op on @fd with no pipe of ours open: its exit code. */
 static pid_t fork_child(FIXTURE_DATA(reflink) *self, int (*op)(int fd, size_t ps),
 			int fd)
@@ -505,6 +522,29 @@ static int own_ref_ready = -1;
 static bool own_ref_store;
 
 /*
+ * Fork a child that runs @op on @fd and writes a byte to own_ref_ready once
+ * it has set up what the test needs; return when it has.  Returns the pid,
+ * or -1 if the child went before it was ready.
+ */
+static pid_t fork_child_ready(FIXTURE_DATA(reflink) *self,
+			      int (*op)(int fd, size_t ps), int fd)
+{
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(ready))
+		return -1;
+	own_ref_ready = ready[1];
+	pid = fork_child(self, op, fd);
+	close(ready[1]);
+	if (pid > 0 && read(ready[0], &c, 1) != 1)
+		pid = -1;
+	close(ready[0]);
+	return pid;
+}
+
+/*
  * A child that splices a page of its own shared mapping of @fd into a pipe
  * of its own, tells the parent, and writes that page: the only reference in
  * the write's way is one the writer holds itself.  If the write returns, the
@@ -515,15 +555,12 @@ static bool own_ref_store;
 static int splice_then_cow_write(int fd, size_t ps)
 {
 	int prot = own_ref_store ? PROT_READ | PROT_WRITE : PROT_READ;
-	char *map = dax_map_file_at(fd, NPAGES * ps, prot, MAP_SHARED, 0, false);
-	char buf[4096 * 4];
+	char buf[4096 * 4], *map;
 	int p[2];
 
-	if (map == MAP_FAILED || pipe(p))
+	map = map_and_splice(fd, ps, prot, REF_PAGE, p);
+	if (map == MAP_FAILED)
 		return 2;
-	dax_touch(map + REF_PAGE * ps);
-	if (splice_page(p[1], map, REF_PAGE, ps) != (ssize_t)ps)
-		return 3;
 	if (write(own_ref_ready, "w", 1) != 1)
 		return 2;
 	if (own_ref_store)
@@ -552,22 +589,16 @@ static void own_referenced(FIXTURE_DATA(reflink) *self,
 			   struct __test_metadata *_metadata, bool store,
 			   const char *what)
 {
-	char buf[4096 * 4], c;
-	int status, ready[2];
+	char buf[4096 * 4];
 	bool wrote = true;
+	int status;
 	size_t i;
 	pid_t pid;
 
-	ASSERT_EQ(0, pipe(ready));
 	own_ref_clone = self->b;
-	own_ref_ready = ready[1];
 	own_ref_store = store;
-	pid = fork_child(self, splice_then_cow_write, self->a);
-	ASSERT_LT(0, pid);
-	close(ready[1]);
-	ASSERT_EQ(1, read(ready[0], &c, 1))
-		TH_LOG("the child died before its write");
-	close(ready[0]);
+	pid = fork_child_ready(self, splice_then_cow_write, self->a);
+	ASSERT_LT(0, pid) TH_LOG("the child died before its write");
 
 	if (!child_exits_or_sleeps(_metadata, pid, &status, what)) {
 		TH_LOG("%s waits; SIGKILL must end it", what);
@@ -779,16 +810,13 @@ TEST_F_TIMEOUT(reflink, cow_fault_own_referenced_page, 60)
  */
 static int splice_then_futex_store(int fd, size_t ps)
 {
-	char *map = dax_map_file_at(fd, NPAGES * ps, PROT_READ | PROT_WRITE,
-				    MAP_SHARED, 0, false);
 	static int word;
+	char *map;
 	int p[2];
 
-	if (map == MAP_FAILED || pipe(p))
+	map = map_and_splice(fd, ps, PROT_READ | PROT_WRITE, REF_PAGE, p);
+	if (map == MAP_FAILED)
 		return 2;
-	dax_touch(map + REF_PAGE * ps);
-	if (splice_page(p[1], map, REF_PAGE, ps) != (ssize_t)ps)
-		return 3;
 	if (write(own_ref_ready, "w", 1) != 1)
 		return 2;
 	syscall(SYS_futex, &word, FUTEX_WAKE_OP_PRIVATE, 0, 0,
@@ -803,21 +831,16 @@ static int splice_then_futex_store(int fd, size_t ps)
  */
 TEST_F_TIMEOUT(reflink, cow_fault_from_kernel_killed, 60)
 {
-	int status, ready[2];
+	int status;
 	pid_t pid;
-	char c;
 
-	ASSERT_EQ(0, pipe(ready));
-	own_ref_ready = ready[1];
-	pid = fork_child(self, splice_then_futex_store, self->a);
-	ASSERT_LT(0, pid);
-	close(ready[1]);
-	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("the child died before its store");
-	close(ready[0]);
+	pid = fork_child_ready(self, splice_then_futex_store, self->a);
+	ASSERT_LT(0, pid) TH_LOG("the child died before its store");
 	if (!child_exits_or_sleeps(_metadata, pid, &status, "futex store"))
 		kill(pid, SIGKILL);
 	ASSERT_TRUE(wait_child(pid, 10.0, &status))
-		TH_LOG("the futex store into a page in the process's own pipe went on 10 s after SIGKILL");
+		TH_LOG("the futex store into a page in the process's own pipe %s",
+		       "went on 10 s after SIGKILL");
 	REMAP_AND_COMPARE(self->map_a, self->a, "futex store killed");
 	DAX_ASSERT_NO_NEW_TAINT(self->taint);
 }
@@ -837,16 +860,13 @@ static void *set_tid_and_wait(void *arg)
  */
 static int splice_then_exit_with_tid(int fd, size_t ps)
 {
-	char *map = dax_map_file_at(fd, NPAGES * ps, PROT_READ | PROT_WRITE,
-				    MAP_SHARED, 0, false);
 	pthread_t tid;
+	char *map;
 	int p[2];
 
-	if (map == MAP_FAILED || pipe(p))
+	map = map_and_splice(fd, ps, PROT_READ | PROT_WRITE, REF_PAGE, p);
+	if (map == MAP_FAILED)
 		return 2;
-	dax_touch(map + REF_PAGE * ps);
-	if (splice_page(p[1], map, REF_PAGE, ps) != (ssize_t)ps)
-		return 3;
 	if (pthread_create(&tid, NULL, set_tid_and_wait, map + REF_PAGE * ps))
 		return 2;
 	syscall(SYS_set_tid_address, map + REF_PAGE * ps + sizeof(int));
@@ -868,7 +888,8 @@ TEST_F_TIMEOUT(reflink, cow_fault_at_exit, 60)
 	pid = fork_child(self, splice_then_exit_with_tid, self->a);
 	ASSERT_LT(0, pid);
 	ASSERT_TRUE(wait_child(pid, 10.0, &status))
-		TH_LOG("a process storing into a page of its own pipe at exit is still there after 10 s");
+		TH_LOG("a process storing into a page of its own pipe at exit %s",
+		       "is still there after 10 s");
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	REMAP_AND_COMPARE(self->map_a, self->a, "exit with clear_child_tid in a CoW page");
@@ -886,17 +907,15 @@ static void ignore_signal(int sig)
  */
 static int splice_then_read_into(int fd, size_t ps)
 {
-	char *map = dax_map_file_at(fd, NPAGES * ps, PROT_READ | PROT_WRITE,
-				    MAP_SHARED, 0, false);
 	struct sigaction sa = { .sa_handler = ignore_signal };
 	int p[2], zero = open("/dev/zero", O_RDONLY);
+	char *map;
 
-	if (map == MAP_FAILED || pipe(p) || zero < 0 ||
-	    sigaction(SIGUSR1, &sa, NULL))
+	if (zero < 0 || sigaction(SIGUSR1, &sa, NULL))
 		return 2;
-	dax_touch(map + REF_PAGE * ps);
-	if (splice_page(p[1], map, REF_PAGE, ps) != (ssize_t)ps)
-		return 3;
+	map = map_and_splice(fd, ps, PROT_READ | PROT_WRITE, REF_PAGE, p);
+	if (map == MAP_FAILED)
+		return 2;
 	if (write(own_ref_ready, "w", 1) != 1)
 		return 2;
 	read(zero, map + REF_PAGE * ps, ps);
@@ -911,17 +930,11 @@ static int splice_then_read_into(int fd, size_t ps)
  */
 TEST_F_TIMEOUT(reflink, cow_fault_from_kernel_signalled, 60)
 {
-	int status, ready[2];
+	int status;
 	pid_t pid;
-	char c;
 
-	ASSERT_EQ(0, pipe(ready));
-	own_ref_ready = ready[1];
-	pid = fork_child(self, splice_then_read_into, self->a);
-	ASSERT_LT(0, pid);
-	close(ready[1]);
-	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("the child died before its read");
-	close(ready[0]);
+	pid = fork_child_ready(self, splice_then_read_into, self->a);
+	ASSERT_LT(0, pid) TH_LOG("the child died before its read");
 	if (!child_exits_or_sleeps(_metadata, pid, &status, "read(2) into the page")) {
 		kill(pid, SIGUSR1);
 		if (!child_exits_or_sleeps(_metadata, pid, &status,
@@ -929,7 +942,8 @@ TEST_F_TIMEOUT(reflink, cow_fault_from_kernel_signalled, 60)
 			kill(pid, SIGKILL);
 	}
 	ASSERT_TRUE(wait_child(pid, 10.0, &status))
-		TH_LOG("the read(2) into a page in the process's own pipe went on 10 s after SIGKILL");
+		TH_LOG("the read(2) into a page in the process's own pipe %s",
+		       "went on 10 s after SIGKILL");
 	REMAP_AND_COMPARE(self->map_a, self->a, "read(2) into a CoW page, signalled");
 	DAX_ASSERT_NO_NEW_TAINT(self->taint);
 }
@@ -960,19 +974,15 @@ static void *store_and_mark(void *arg)
 static int store_then_mprotect(int fd, size_t ps)
 {
 	size_t len = NPAGES * ps;
-	char *map = dax_map_file_at(fd, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-				    0, false);
 	struct mkwrite_waiter w;
-	char buf[4096 * 4];
+	char buf[4096 * 4], *map;
 	pthread_t tid;
 	double t;
 	int p[2];
 
-	if (map == MAP_FAILED || pipe(p))
+	map = map_and_splice(fd, ps, PROT_READ | PROT_WRITE, REF_PAGE, p);
+	if (map == MAP_FAILED)
 		return 2;
-	dax_touch(map + REF_PAGE * ps);
-	if (splice_page(p[1], map, REF_PAGE, ps) != (ssize_t)ps)
-		return 3;
 	w.addr = map + REF_PAGE * ps;
 	w.done = false;
 	if (pthread_create(&tid, NULL, store_and_mark, &w))
@@ -1001,7 +1011,8 @@ TEST_F_TIMEOUT(reflink, cow_fault_waits_without_the_vma_lock, 60)
 		kill(pid, SIGKILL);
 		wait_child(pid, 10.0, &status);
 		ASSERT_TRUE(false)
-			TH_LOG("mprotect() of the VMA waited for a store waiting for the process's own pipe");
+			TH_LOG("mprotect() of the VMA waited for a store %s",
+			       "waiting for the process's own pipe");
 	}
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_NE(1, WEXITSTATUS(status))
