@@ -4,7 +4,8 @@
  * PMD-aligned is mapped with PMDs, a mapping 64 KiB off falls back to PTEs,
  * which fault-around maps one window per fault from the PMD entries, and
  * both read the file's data.  Fault-around leaves a page that memory failure
- * poisoned to the fault path.
+ * poisoned to the fault path, and memory failure of a page of a PMD entry
+ * kills a process that maps that page alone.
  *
  * smaps does not count fs-DAX PMDs in FilePmdMapped (the pages are
  * ZONE_DEVICE pages), so the PMD mapping is also recognised by its number of
@@ -175,9 +176,12 @@ TEST_F(pmd, misaligned_uses_ptes)
  * Poison one page of a PMD entry with MADV_HWPOISON in a child that maps it,
  * which memory failure kills (SIGBUS, or SIGKILL where it cannot tell the
  * address): 0 once that is done, 1 if MADV_HWPOISON is not available (errno
- * in *@err), -1 on another failure (the child's wait status in *@err).
+ * in *@err), -1 on another failure (the child's wait status in *@err).  The
+ * child maps the file with PTEs, and with @touch_first also the entry's
+ * first page, through which v7.3 finds the processes to kill.
  */
-static int poison_page(int fd, size_t len, size_t off, int *err)
+static int poison_page(int fd, size_t len, size_t off, bool touch_first,
+		       int *err)
 {
 	int status;
 	pid_t pid;
@@ -191,12 +195,12 @@ static int poison_page(int fd, size_t len, size_t off, int *err)
 		signal(SIGBUS, SIG_DFL);
 		if (p == MAP_FAILED)
 			_exit(2);
-		/*
-		 * Memory failure finds the processes to kill through the
-		 * entry's first page, so map that one too.
-		 */
-		dax_touch(p);
+		if (touch_first)
+			dax_touch(p);
 		dax_touch(p + off);
+		/* Exit 3: the page table maps the entry's first page. */
+		if (!touch_first && dax_pagemap(p) & DAX_PAGEMAP_PRESENT)
+			_exit(3);
 		if (madvise(p + off, dax_page_size(), MADV_HWPOISON)) {
 			status = errno;
 			_exit(status == EPERM || status == EINVAL ? 100 + status : 2);
@@ -216,8 +220,8 @@ static int poison_page(int fd, size_t len, size_t off, int *err)
 }
 
 /*
- * Memory failure of a page of a PMD entry flags the entry's first page, not
- * the poisoned one, unmaps it and keeps the entry.  Fault-around of a
+ * Memory failure of a page of a PMD entry unmaps it and keeps the entry (and
+ * v7.3 flags the entry's first page, not the poisoned one).  Fault-around of a
  * misaligned mapping, which maps the pages of PMD entries with PTEs, must
  * leave the poisoned page to the fault path (which checks the device's bad
  * blocks) however the page is flagged, while it still maps the pages of an
@@ -246,7 +250,7 @@ TEST_F(pmd, hwpoison_not_mapped_around)
 	touch(p, self->len, self->ps);
 	munmap(p, self->len);
 
-	ret = poison_page(self->fd, self->len, POISON_PAGE * self->ps, &err);
+	ret = poison_page(self->fd, self->len, POISON_PAGE * self->ps, true, &err);
 	if (ret == 1)
 		SKIP(return, "MADV_HWPOISON: %s", strerror(err));
 	ASSERT_EQ(0, ret)
@@ -271,6 +275,46 @@ TEST_F(pmd, hwpoison_not_mapped_around)
 	EXPECT_FALSE(dax_pagemap(p + POISON_PAGE * self->ps) & DAX_PAGEMAP_PRESENT)
 		TH_LOG("fault-around mapped the poisoned page %d", POISON_PAGE);
 	munmap(p, self->len);
+}
+
+/*
+ * Memory failure of a page of a PMD entry must find the processes that map
+ * that page, though they map no other page of the entry: a child that maps
+ * the file with PTEs and has faulted in only that page, in the middle of
+ * the entry (out of reach of fault-around from the entry's first page), is
+ * killed when it poisons it.  Memory failure used to look for mappings of
+ * the entry's first page only, so the child went on with the page mapped.
+ * Needs DAX_TEST_HWPOISON=1, as hwpoison_not_mapped_around.
+ */
+TEST_F(pmd, hwpoison_kills_the_mapper_of_a_subpage)
+{
+	size_t page = self->pmd / self->ps / 2 + POISON_PAGE;
+	long faults, max_faults = 2 * self->len / self->pmd;
+	int err = 0, ret;
+	char *p;
+
+	if (dax_env_long("DAX_TEST_HWPOISON", 0, 0, 1) != 1)
+		SKIP(return, "set DAX_TEST_HWPOISON=1 to run it: it poisons a block until reboot");
+	/* PMD entries, or the folio is a page of its own: as aligned_uses_pmd. */
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, true);
+	ASSERT_NE(MAP_FAILED, p);
+	faults = dax_minor_faults();
+	touch(p, self->len, self->ps);
+	faults = dax_minor_faults() - faults;
+	munmap(p, self->len);
+	ASSERT_GE(max_faults, faults)
+		TH_LOG("%ld faults to read %zu MiB through an aligned mapping: no PMD entries",
+		       faults, self->len >> 20);
+
+	ret = poison_page(self->fd, self->len, page * self->ps, false, &err);
+	if (ret == 1)
+		SKIP(return, "MADV_HWPOISON: %s", strerror(err));
+	ASSERT_FALSE(WIFEXITED(err) && WEXITSTATUS(err) == 3)
+		TH_LOG("fault-around mapped the entry's first page along with page %zu",
+		       page);
+	EXPECT_EQ(0, ret)
+		TH_LOG("memory failure of page %zu of a PMD entry did not kill the child that maps it (wait status %#x)",
+		       page, err);
 }
 
 int main(int argc, char **argv)
