@@ -780,6 +780,139 @@ TEST_F_TIMEOUT(unbind, badblocks_not_mapped_around, 120)
 	self->unbound = true;
 }
 
+/* Make an xfs with a reverse map on the SCRATCH device and mount it again. */
+static int remake_xfs_rmapbt(const char *dev, const char *dir, char *why,
+			     size_t len)
+{
+	char cmd[PATH_MAX];
+	int ret;
+
+	if (umount(dir)) {
+		snprintf(why, len, "umount %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	snprintf(cmd, sizeof(cmd), "mkfs.xfs -q -f -m rmapbt=1 %s >/dev/null 2>&1",
+		 dev);
+	ret = system(cmd);
+	if (!WIFEXITED(ret) || WEXITSTATUS(ret)) {
+		snprintf(why, len, "%s failed", cmd);
+		return 1;
+	}
+	if (mount(dev, dir, "xfs", 0, "dax=always")) {
+		snprintf(why, len, "mount %s: %s", dev, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+#define RMAP_WALK_MIB	16	/* a file the walk takes a while over */
+
+/*
+ * xfs with rmapbt finds the processes that map a device about to go away by
+ * walking its reverse map, with the filesystem frozen, unmapping the pages of
+ * each file it meets, and shuts down after the walk.  Freezing does not stop
+ * read faults: a process that reads a file again after the walk unmapped it
+ * maps its pages again until the shutdown, and those page table entries would
+ * outlive the device (its struct pages go with it; munmap() then oopses).  A
+ * child reads file "a", which the walk meets first, over and over through a
+ * PTE mapping, while the walk goes through file "b", which has a DAX entry
+ * for every page of its RMAP_WALK_MIB; once the unbind returns, no page of
+ * "a" may be mapped.  The namespace is bound again before the child exits.
+ * The unbind must also return: the walk of a filesystem of several groups
+ * used to take about four billion pages for each file it met.
+ */
+TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
+{
+	size_t ps = dax_page_size(), len = UNBIND_PAGES * ps, i;
+	size_t big = (size_t)RMAP_WALK_MIB << 20;
+	uint64_t seed = (uint64_t)time(NULL) << 16 ^ getpid();
+	int fa, fb, stop[2], report[2], status, ret;
+	char path[PATH_MAX], why[PATH_MAX + 64], *p;
+	size_t counts[2] = { 0, 0 };
+	struct statfs sfs;
+	pid_t pid;
+
+	ASSERT_EQ(0, statfs(self->dir, &sfs));
+	if (sfs.f_type != 0x58465342)
+		SKIP(return, "the reverse map walk is xfs's");
+	ret = remake_xfs_rmapbt(self->dev, self->dir, why, sizeof(why));
+	if (ret < 0)
+		self->mounted = false;
+	if (ret > 0)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, ret) TH_LOG("%s", why);
+
+	snprintf(path, sizeof(path), "%s/a", self->dir);
+	fa = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, fa);
+	ASSERT_EQ(0, dax_write_pattern(fa, seed, 0, UNBIND_PAGES));
+	ASSERT_EQ(0, fsync(fa));
+	snprintf(path, sizeof(path), "%s/b", self->dir);
+	fb = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, fb);
+	ASSERT_EQ(0, fallocate(fb, 0, 0, big));
+	ASSERT_EQ(0, dax_write_pattern(fb, seed, 0, big / ps));
+	ASSERT_EQ(0, fsync(fb));
+	/* A DAX entry for every page of "b": the walk looks at each. */
+	p = map_pte(fb, MAP_SHARED, big, PROT_READ);
+	ASSERT_NE(MAP_FAILED, p);
+	for (i = 0; i < big; i += ps)
+		dax_touch(p + i);
+	munmap(p, big);
+
+	ASSERT_EQ(0, pipe(stop));
+	ASSERT_EQ(0, pipe(report));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		char c;
+
+		close(stop[1]);
+		close(report[0]);
+		p = map_pte(fa, MAP_SHARED, len, PROT_READ);
+		if (p == MAP_FAILED)
+			_exit(2);
+		fcntl(stop[0], F_SETFL, O_NONBLOCK);
+		/* Read every page until told to stop: what is unmapped faults. */
+		while (read(stop[0], &c, 1) < 0)
+			for (i = 0; i < UNBIND_PAGES; i++)
+				dax_probe_read(p + i * ps, NULL);
+		for (i = 0; i < UNBIND_PAGES; i++) {
+			counts[0] += !!(dax_pagemap(p + i * ps) & DAX_PAGEMAP_PRESENT);
+			counts[1] += !dax_probe_read(p + i * ps, NULL);
+		}
+		if (write(report[1], counts, sizeof(counts)) != sizeof(counts))
+			_exit(3);
+		/* Keep the mapping until the namespace is back: then exit. */
+		fcntl(stop[0], F_SETFL, 0);
+		_exit(read(stop[0], &c, 1) < 0);
+	}
+	close(stop[0]);
+	close(report[1]);
+	usleep(200 * 1000);
+
+	ret = write_sysfs(ND_PMEM "/unbind", self->nd);
+	if (!ret)
+		self->unbound = true;
+	EXPECT_EQ(1, write(stop[1], "s", 1));
+	EXPECT_EQ((ssize_t)sizeof(counts), read(report[0], counts, sizeof(counts)));
+	if (self->unbound && !rebind(self->dev, self->nd))
+		self->unbound = false;
+	EXPECT_EQ(1, write(stop[1], "x", 1));
+	close(stop[1]);
+	close(report[0]);
+	EXPECT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, ret) TH_LOG("unbind %s: %s", self->nd, strerror(-ret));
+	EXPECT_EQ(0, counts[0])
+		TH_LOG("%zu of %d pages of \"a\" mapped after %s was unbound",
+		       counts[0], UNBIND_PAGES, self->nd);
+	EXPECT_EQ(0, counts[1])
+		TH_LOG("%zu of %d pages of \"a\" readable after %s was unbound",
+		       counts[1], UNBIND_PAGES, self->nd);
+	close(fa);
+	close(fb);
+}
+
 int main(int argc, char **argv)
 {
 	return dax_harness_main(argc, argv);
