@@ -313,7 +313,7 @@ TEST_F(pmd, hwpoison_kills_the_mapper_of_a_subpage)
 		TH_LOG("fault-around mapped the entry's first page along with page %zu",
 		       page);
 	EXPECT_EQ(0, ret)
-		TH_LOG("poisoning page %zu of a PMD entry did not kill its mapper (wait status %#x)",
+		TH_LOG("poisoning page %zu of a PMD entry did not kill its mapper (status %#x)",
 		       page, err);
 }
 
