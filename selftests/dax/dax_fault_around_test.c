@@ -829,6 +829,7 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 	int fa, fb, stop[2], report[2], status, ret;
 	char path[PATH_MAX], why[PATH_MAX + 64], *p;
 	size_t counts[2] = { 0, 0 };
+	unsigned long taint;
 	struct statfs sfs;
 	pid_t pid;
 
@@ -841,6 +842,8 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 	if (ret > 0)
 		SKIP(return, "%s", why);
 	ASSERT_EQ(0, ret) TH_LOG("%s", why);
+	taint = dax_taint();
+	DAX_LOG_OLD_TAINT(taint);
 
 	snprintf(path, sizeof(path), "%s/a", self->dir);
 	fa = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -875,6 +878,10 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 		if (p == MAP_FAILED)
 			_exit(2);
 		fcntl(stop[0], F_SETFL, O_NONBLOCK);
+		for (i = 0; i < UNBIND_PAGES; i++)
+			dax_probe_read(p + i * ps, NULL);
+		if (write(report[1], "r", 1) != 1)
+			_exit(3);
 		/* Read every page until told to stop: what is unmapped faults. */
 		while (read(stop[0], &c, 1) < 0)
 			for (i = 0; i < UNBIND_PAGES; i++)
@@ -891,7 +898,8 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 	}
 	close(stop[0]);
 	close(report[1]);
-	usleep(200 * 1000);
+	/* The child mapped and read "a" once before the walk begins. */
+	ASSERT_EQ(1, read(report[0], why, 1));
 
 	ret = write_sysfs(ND_PMEM "/unbind", self->nd);
 	if (!ret)
@@ -913,6 +921,7 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 		       counts[1], UNBIND_PAGES, self->nd);
 	close(fa);
 	close(fb);
+	DAX_ASSERT_NO_NEW_TAINT(taint);
 }
 
 int main(int argc, char **argv)
