@@ -4,7 +4,8 @@
  * file data, holes and unwritten extents read correctly, EOF gives SIGBUS,
  * hole punching and writes into holes replace what is mapped, private
  * mappings copy on write, writes through shared mappings update mtime, and
- * PTE faults complete under the per-VMA lock.
+ * PTE faults complete under the per-VMA lock.  A write(2) past EOF that
+ * copies nothing leaves the size alone.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -338,6 +339,40 @@ TEST_F(fault, faults_under_vma_lock)
 	TH_LOG("%zu read and %zu write faults: vma_lock_retry +%ld", npages,
 	       npages, retry1 - retry0);
 	EXPECT_GT((long)npages / 2, retry1 - retry0);
+}
+
+/*
+ * A write(2) past EOF whose buffer faults before a byte is copied writes
+ * nothing and must leave the file's size as it was.  ext4's DAX write added
+ * the error to the write's offset instead: the file grew to the offset
+ * minus EFAULT, a range of zeroes nobody wrote.
+ */
+TEST(extending_write_from_a_faulting_buffer)
+{
+	size_t ps = dax_page_size();
+	const char *dir;
+	char why[256];
+	struct stat st;
+	char *buf;
+	int fd;
+
+	dir = dax_check_dir(why, sizeof(why));
+	if (!dir)
+		SKIP(return, "%s", why);
+	fd = dax_tmpfile(dir, 0);
+	ASSERT_LE(0, fd) TH_LOG("cannot create a file in %s: %s", dir,
+				strerror(-fd));
+	ASSERT_EQ(0, ftruncate(fd, ps));
+	buf = mmap(NULL, ps, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	EXPECT_EQ(-1, pwrite(fd, buf, ps, 16 * ps));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ((off_t)ps, st.st_size)
+		TH_LOG("a write(2) that copied nothing left the size at %lld",
+		       (long long)st.st_size);
+	munmap(buf, ps);
+	close(fd);
 }
 
 int main(int argc, char **argv)
