@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The generator: the next operation, drawn from the seeded random numbers
+ * with weights, and with parameters biased to where DAX goes wrong: 2 MiB
+ * (PMD) boundaries, single 4 KiB pages, EOF, and the offsets recent
+ * operations used (so that several operations meet on the same pages, as
+ * every known regression needs: a write, a clone, a CoW write and a punch
+ * of one page).
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/mman.h>
+#include <linux/falloc.h>
+
+#include "fuzz.h"
+
+#define POS_LIMIT	(6UL << 20)	/* offsets drawn below this */
+#define NHOT		8
+#define TARGET_SLOTS	7
+
+static uint64_t hot[NHOT];
+static int nhot;
+
+void gen_reset(void)
+{
+	nhot = 0;
+}
+
+static void remember(uint64_t off)
+{
+	hot[nhot++ % NHOT] = off;
+}
+
+static uint64_t align_down(uint64_t x, uint64_t a)
+{
+	return x - x % a;
+}
+
+/* A byte offset in a file, biased as above. */
+static uint64_t pick_pos(uint64_t *r, int f)
+{
+	uint64_t pos, k = rnd(r, 100);
+
+	if (k < 25) {
+		pos = rnd(r, 3) * PMD_SZ;
+		if (chance(r, 30))
+			pos = chance(r, 50) || !pos ? pos + PG : pos - PG;
+	} else if (k < 50 && nhot) {
+		pos = hot[rnd(r, nhot < NHOT ? nhot : NHOT)];
+		if (chance(r, 25))
+			pos += chance(r, 50) || pos < PG ? PG : -PG;
+	} else if (k < 62) {
+		pos = align_down(A->size[f], PG);
+		if (chance(r, 50))
+			pos += chance(r, 50) || pos < 4 * PG ? rnd(r, 4) * PG : -rnd(r, 4) * PG;
+	} else if (k < 90) {
+		pos = rnd(r, POS_LIMIT / PG) * PG;
+	} else {
+		pos = rnd(r, POS_LIMIT);
+	}
+	return pos < POS_LIMIT ? pos : POS_LIMIT - PG;
+}
+
+static uint64_t pick_len(uint64_t *r)
+{
+	uint64_t k = rnd(r, 100);
+
+	if (k < 40)
+		return PG;
+	if (k < 55)
+		return (2 + rnd(r, 15)) * PG;
+	if (k < 65)
+		return 1 + rnd(r, PG - 1);
+	if (k < 75)
+		return PMD_SZ;
+	if (k < 88)
+		return (1 + rnd(r, 512)) * PG;
+	return 1 + rnd(r, 64 << 10);
+}
+
+static uint64_t clip(uint64_t off, uint64_t len)
+{
+	return off + len > FILE_MAX ? FILE_MAX - off : len;
+}
+
+static int pick_file(uint64_t *r)
+{
+	return rnd(r, NFILES);
+}
+
+static int pick_other_file(uint64_t *r, int f)
+{
+	return (f + 1 + rnd(r, NFILES - 1)) % NFILES;
+}
+
+static int nr_live(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < NSLOTS; i++)
+		n += A->slot[i].live;
+	return n;
+}
+
+/* A random slot that @want accepts, or -1. */
+static int pick_slot(uint64_t *r, bool (*want)(const struct slot *))
+{
+	int i, n = 0, pick[NSLOTS];
+
+	for (i = 0; i < NSLOTS; i++)
+		if (A->slot[i].live && (!want || want(&A->slot[i])))
+			pick[n++] = i;
+	return n ? pick[rnd(r, n)] : -1;
+}
+
+static bool any_slot(const struct slot *s) { return s->live; }
+static bool runner_owned(const struct slot *s) { return !(s->flags & MAPF_HELPER); }
+static bool writable(const struct slot *s) { return s->prot & PROT_WRITE; }
+static bool runner_writable(const struct slot *s) { return runner_owned(s) && writable(s); }
+
+static int free_slot(void)
+{
+	int i;
+
+	for (i = 0; i < NSLOTS; i++)
+		if (!A->slot[i].live)
+			return i;
+	return -1;
+}
+
+static unsigned int pick_align(uint64_t *r, uint64_t off)
+{
+	/* PMD-capable: address and file offset congruent modulo 2 MiB. */
+	if (chance(r, 60))
+		return (off / PG) % (PMD_SZ / PG);
+	return rnd(r, PMD_SZ / PG);
+}
+
+static uint64_t pick_map_len(uint64_t *r)
+{
+	uint64_t k = rnd(r, 100);
+
+	if (k < 35)
+		return PMD_SZ;
+	if (k < 50)
+		return 2 * PMD_SZ;
+	if (k < 65)
+		return PMD_SZ / 2;
+	return (1 + rnd(r, 512)) * PG;
+}
+
+static void gen_map(uint64_t *r, struct op *op)
+{
+	op->type = OP_MAP;
+	op->slot = free_slot();
+	op->file = pick_file(r);
+	op->off = chance(r, 50) ? rnd(r, 3) * PMD_SZ : align_down(pick_pos(r, op->file), PG);
+	op->len = pick_map_len(r);
+	if (op->off + op->len > FILE_MAX)
+		op->len = FILE_MAX - op->off;
+	op->mode = 0;
+	if (chance(r, 70))
+		op->mode |= MAPF_SHARED;
+	if (chance(r, 65))
+		op->mode |= MAPF_WRITE;
+	if ((op->mode & MAPF_SHARED) && feat.mapsync && chance(r, 10))
+		op->mode |= MAPF_SYNC;
+	if (chance(r, 25))
+		op->mode |= MAPF_HELPER;
+	op->off2 = pick_align(r, op->off);
+}
+
+/*
+ * A byte range inside slot @si and inside its file's size (stores and
+ * reads into a mapping stay there): preferably at a position the file
+ * offsets of other operations favour.  False if the slot has none.
+ */
+static bool pick_slot_range(uint64_t *r, int si, uint64_t *moff, uint64_t *len)
+{
+	struct slot *s = &A->slot[si];
+	uint64_t size = A->size[s->file], end, pos;
+
+	end = size > s->off ? size - s->off : 0;
+	if (end > s->len)
+		end = s->len;
+	if (!end)
+		return false;
+	pos = pick_pos(r, s->file);
+	if (pos >= s->off && pos < s->off + end)
+		*moff = pos - s->off;
+	else
+		*moff = chance(r, 70) ? rnd(r, (end + PG - 1) / PG) * PG : rnd(r, end);
+	if (*moff >= end)
+		*moff = align_down(end - 1, PG);
+	*len = pick_len(r);
+	if (*len > end - *moff)
+		*len = end - *moff;
+	return true;
+}
+
+static unsigned int pick_fill(uint64_t *r)
+{
+	return 1 + rnd(r, 255);
+}
+
+static bool gen_store(uint64_t *r, struct op *op)
+{
+	op->type = OP_STORE;
+	op->slot = pick_slot(r, writable);
+	op->fill = pick_fill(r);
+	return op->slot >= 0 && pick_slot_range(r, op->slot, &op->off, &op->len);
+}
+
+/* The buffer of a pwrite or pread: ordinary, faulting part-way, or a mapping. */
+static void pick_buffer(uint64_t *r, struct op *op, bool for_read)
+{
+	uint64_t k = rnd(r, 100), moff, len;
+	int si;
+
+	op->buf = BUF_HEAP;
+	if (k < 65)
+		return;
+	if (k < 82) {
+		op->buf = BUF_BAD;
+		op->len = op->len > PMD_SZ ? PMD_SZ : op->len;
+		if (chance(r, 40))
+			op->bufarg = 0;
+		else if (chance(r, 50))
+			op->bufarg = align_down(rnd(r, op->len), PG);
+		else
+			op->bufarg = rnd(r, op->len);
+		return;
+	}
+	si = pick_slot(r, for_read ? runner_writable : runner_owned);
+	if (si < 0)
+		return;
+	if (for_read) {
+		if (!pick_slot_range(r, si, &moff, &len))
+			return;
+		op->len = len;
+	} else {
+		moff = rnd(r, A->slot[si].len / PG) * PG + (chance(r, 80) ? 0 : rnd(r, PG));
+		if (moff >= A->slot[si].len)
+			moff = 0;
+		if (op->len > A->slot[si].len - moff)
+			op->len = A->slot[si].len - moff;
+	}
+	op->buf = BUF_MAP;
+	op->slot = si;
+	op->off2 = moff;
+}
+
+static void gen_pwrite(uint64_t *r, struct op *op)
+{
+	op->type = OP_PWRITE;
+	op->file = pick_file(r);
+	op->off = pick_pos(r, op->file);
+	op->len = clip(op->off, pick_len(r));
+	op->fill = pick_fill(r);
+	pick_buffer(r, op, false);
+}
+
+static void gen_pread(uint64_t *r, struct op *op)
+{
+	op->type = OP_PREAD;
+	op->file = pick_file(r);
+	op->off = pick_pos(r, op->file);
+	op->len = clip(op->off, pick_len(r));
+	pick_buffer(r, op, true);
+}
+
+static void gen_fallocate(uint64_t *r, struct op *op)
+{
+	int modes[16], n = 0, i;
+
+	for (i = 0; i < nr_falloc_modes; i++)
+		if (feat.falloc_modes & (1u << i))
+			modes[n++] = falloc_mode_list[i];
+	op->type = OP_FALLOCATE;
+	op->file = pick_file(r);
+	op->mode = n ? modes[rnd(r, n)] : 0;
+	op->off = pick_pos(r, op->file);
+	op->len = pick_len(r);
+	if (op->mode == FALLOC_FL_COLLAPSE_RANGE || op->mode == FALLOC_FL_INSERT_RANGE ||
+	    chance(r, 50)) {
+		op->off = align_down(op->off, feat.blksize);
+		op->len = align_down(op->len, feat.blksize);
+		if (!op->len)
+			op->len = feat.blksize;
+	}
+	op->len = clip(op->off, op->len);
+}
+
+/* Offsets and length of a remap: block multiples, a file's own ones. */
+static void gen_remap(uint64_t *r, struct op *op, enum op_type t, bool same_ok)
+{
+	op->type = t;
+	op->file = pick_file(r);
+	op->file2 = same_ok && chance(r, 15) ? op->file : pick_other_file(r, op->file);
+	op->off2 = align_down(pick_pos(r, op->file2), feat.blksize);
+	/* The same offset in both files: where clones share blocks. */
+	op->off = chance(r, 50) ? op->off2 : align_down(pick_pos(r, op->file), feat.blksize);
+	op->len = align_down(pick_len(r), feat.blksize);
+	if (!op->len)
+		op->len = feat.blksize;
+	if (t == OP_CLONE_RANGE && chance(r, 20))
+		op->len = 0;	/* to EOF */
+	if (t == OP_COPY_RANGE && chance(r, 30)) {
+		op->off = pick_pos(r, op->file);
+		op->len = pick_len(r);
+	}
+	op->len = clip(op->off > op->off2 ? op->off : op->off2, op->len);
+}
+
+/* Exchange: both ranges inside both files, or it only gets EINVAL. */
+static bool gen_exchange(uint64_t *r, struct op *op)
+{
+	uint64_t room1, room2;
+
+	gen_remap(r, op, OP_EXCHANGE, false);
+	room1 = A->size[op->file] > op->off ? A->size[op->file] - op->off : 0;
+	room2 = A->size[op->file2] > op->off2 ? A->size[op->file2] - op->off2 : 0;
+	if (op->len > room1)
+		op->len = align_down(room1, feat.blksize);
+	if (op->len > room2)
+		op->len = align_down(room2, feat.blksize);
+	return op->len > 0;
+}
+
+static void gen_cowextsize(uint64_t *r, struct op *op)
+{
+	static const uint64_t sizes[] = { 0, 64 << 10, 128 << 10, 1 << 20, 2 << 20, 3 << 20 };
+
+	op->type = OP_COWEXTSIZE;
+	op->file = pick_file(r);
+	op->len = sizes[rnd(r, sizeof(sizes) / sizeof(sizes[0]))];
+}
+
+static bool gen_vmsplice(uint64_t *r, struct op *op)
+{
+	uint64_t moff, len;
+	int i;
+
+	op->type = OP_VMSPLICE;
+	op->slot = pick_slot(r, runner_owned);
+	for (op->pipe = -1, i = 0; i < NPIPES; i++)
+		if (!pipe_live(i)) {
+			op->pipe = i;
+			break;
+		}
+	if (op->slot < 0 || op->pipe < 0 || !pick_slot_range(r, op->slot, &moff, &len))
+		return false;
+	op->off = align_down(moff, PG);
+	op->len = chance(r, 50) ? PG : (1 + rnd(r, PIPE_PAGES)) * PG;
+	if (op->off + op->len > A->slot[op->slot].len)
+		op->len = A->slot[op->slot].len - op->off;
+	return true;
+}
+
+static bool gen_pipe_close(uint64_t *r, struct op *op)
+{
+	int live[NPIPES], n = 0, i;
+
+	for (i = 0; i < NPIPES; i++)
+		if (pipe_live(i))
+			live[n++] = i;
+	op->type = OP_PIPE_CLOSE;
+	op->pipe = n ? live[rnd(r, n)] : -1;
+	return n > 0;
+}
+
+/* Page-aligned part of a slot: a page, the whole slot, or a run. */
+static void pick_slot_pages(uint64_t *r, const struct slot *s, uint64_t *off, uint64_t *len)
+{
+	uint64_t pages = s->len / PG, k = rnd(r, 100);
+
+	if (k < 40) {
+		*off = rnd(r, pages) * PG;
+		*len = PG;
+	} else if (k < 70) {
+		*off = 0;
+		*len = s->len;
+	} else {
+		*off = rnd(r, pages) * PG;
+		*len = (1 + rnd(r, pages - *off / PG)) * PG;
+	}
+}
+
+static bool gen_slot_op(uint64_t *r, struct op *op, enum op_type t)
+{
+	struct slot *s;
+
+	op->type = t;
+	op->slot = pick_slot(r, any_slot);
+	if (op->slot < 0)
+		return false;
+	s = &A->slot[op->slot];
+	switch (t) {
+	case OP_MREMAP:
+		op->len = chance(r, 50) ? s->len : pick_map_len(r);
+		if (s->off + op->len > FILE_MAX)
+			op->len = FILE_MAX - s->off;
+		op->off2 = pick_align(r, s->off);
+		break;
+	case OP_MPROTECT:
+		op->mode = s->prot ^ PROT_WRITE;
+		break;
+	case OP_MADVISE:
+		pick_slot_pages(r, s, &op->off, &op->len);
+		break;
+	case OP_MSYNC:
+		pick_slot_pages(r, s, &op->off, &op->len);
+		op->mode = (chance(r, 70) ? MS_SYNC : MS_ASYNC) | (chance(r, 20) ? MS_INVALIDATE : 0);
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+/* Relative weights of the operations (those the filesystem lacks: 0). */
+static int weight(enum op_type t)
+{
+	int live = nr_live();
+
+	switch (t) {
+	case OP_MAP: return free_slot() < 0 ? 0 : live < TARGET_SLOTS ? 12 : 1;
+	case OP_UNMAP: return live > 3 ? 3 : 0;
+	case OP_MREMAP: return 3;
+	case OP_MPROTECT: return 2;
+	case OP_MADVISE: return 3;
+	case OP_MSYNC: return 2;
+	case OP_STORE: return 10;
+	case OP_PWRITE: return 16;
+	case OP_PREAD: return 5;
+	case OP_TRUNCATE: return 5;
+	case OP_FALLOCATE: return 12;
+	case OP_FSYNC: return 2;
+	case OP_CLONE: return feat.reflink ? 4 : 0;
+	case OP_CLONE_RANGE: return feat.reflink ? 4 : 0;
+	case OP_DEDUPE: return feat.dedupe ? 2 : 0;
+	case OP_COPY_RANGE: return feat.copy_range ? 3 : 0;
+	case OP_EXCHANGE: return feat.exchange ? 2 : 0;
+	case OP_COWEXTSIZE: return feat.cowextsize ? 2 : 0;
+	case OP_VMSPLICE: return 3;
+	case OP_PIPE_CLOSE: return pipes_live() ? 3 : 0;
+	case NR_OPS: break;
+	}
+	return 0;
+}
+
+static enum op_type pick_type(uint64_t *r)
+{
+	int w[NR_OPS], total = 0, t, k;
+
+	/* A round starts by mapping: checks need mappings to check. */
+	if (nr_live() < 4 && free_slot() >= 0)
+		return OP_MAP;
+	for (t = 0; t < NR_OPS; t++)
+		total += (w[t] = weight(t));
+	k = rnd(r, total);
+	for (t = 0; t < NR_OPS - 1 && k >= w[t]; t++)
+		k -= w[t];
+	return t;
+}
+
+/* Fill @op for @t; false if the state offers nothing to do it on. */
+static bool gen_type(uint64_t *r, struct op *op, enum op_type t)
+{
+	switch (t) {
+	case OP_MAP: gen_map(r, op); return op->slot >= 0;
+	case OP_UNMAP:
+	case OP_MREMAP:
+	case OP_MPROTECT:
+	case OP_MADVISE:
+	case OP_MSYNC: return gen_slot_op(r, op, t);
+	case OP_STORE: return gen_store(r, op);
+	case OP_PWRITE: gen_pwrite(r, op); return true;
+	case OP_PREAD: gen_pread(r, op); return true;
+	case OP_TRUNCATE:
+		op->type = t;
+		op->file = pick_file(r);
+		op->len = pick_pos(r, op->file);
+		return true;
+	case OP_FALLOCATE: gen_fallocate(r, op); return true;
+	case OP_FSYNC:
+		op->type = t;
+		op->file = pick_file(r);
+		op->mode = chance(r, 50);
+		return true;
+	case OP_CLONE:
+		op->type = t;
+		op->file = pick_file(r);
+		op->file2 = pick_other_file(r, op->file);
+		return true;
+	case OP_CLONE_RANGE:
+	case OP_DEDUPE:
+	case OP_COPY_RANGE: gen_remap(r, op, t, true); return true;
+	case OP_EXCHANGE: return gen_exchange(r, op);
+	case OP_COWEXTSIZE: gen_cowextsize(r, op); return true;
+	case OP_VMSPLICE: return gen_vmsplice(r, op);
+	case OP_PIPE_CLOSE: return gen_pipe_close(r, op);
+	case NR_OPS: break;
+	}
+	return false;
+}
+
+/* The file offsets @op works on become the hot offsets of the next ones. */
+static void remember_positions(const struct op *op)
+{
+	switch (op->type) {
+	case OP_STORE:
+		remember(A->slot[op->slot].off + op->off);
+		break;
+	case OP_PWRITE:
+	case OP_PREAD:
+	case OP_FALLOCATE:
+		remember(op->off);
+		break;
+	case OP_TRUNCATE:
+		remember(op->len);
+		break;
+	case OP_CLONE_RANGE:
+	case OP_DEDUPE:
+	case OP_COPY_RANGE:
+	case OP_EXCHANGE:
+		remember(op->off);
+		remember(op->off2);
+		break;
+	default:
+		break;
+	}
+}
+
+void gen_op(uint64_t *r, struct op *op)
+{
+	enum op_type t;
+
+	do {
+		memset(op, 0, sizeof(*op));
+		op->file2 = op->slot = op->pipe = -1;
+		t = pick_type(r);
+	} while (!gen_type(r, op, t));
+	op->cseed = rng_next(r);
+	remember_positions(op);
+}
