@@ -1,26 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The check after every operation: read(2) of each file against the
- * model, then every page of every live mapping against the model (and,
- * where they differ, against read(2), so that the report says which of
- * the three disagree).  The mappings are checked in an order drawn from
- * the operation's check seed: the order of first touches decides which
- * entries (PMD or PTE, zero page or block) the faults create, and a
- * replay must create the same ones.
+ * model, then every page that a live mapping has in its page table
+ * against the model (and, where they differ, against read(2), so that the
+ * report says which of the three disagree).
  *
- * Pages wholly beyond EOF must give SIGBUS; of those only the first and
- * the last of a mapping are probed (a signal per page is slow under TCG).
+ * The check reads only pages that are mapped (/proc/self/pagemap says
+ * which): reading one that is not would fault it in, and a check that
+ * faults changes the very state it is there to see.  A PMD zero entry
+ * that a write(2) dropped, say, would come back on the check's read and
+ * hide the stale PTEs beside it.  Faults happen where the sequence says:
+ * touch operations (and stores, and read(2)/write(2) with a mapped
+ * buffer) fault pages in; the check then sees what the kernel left there.
+ *
+ * A page wholly beyond EOF must not be mapped (truncate unmaps it, faults
+ * refuse it), and reading it through a touch must give SIGBUS.  A private
+ * page with a copy of its own must stay mapped unless an operation may
+ * have zapped it (PRIV_MAYBE).
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fuzz.h"
 
-static unsigned char filebuf[FILE_MAX];
+#define PM_PRESENT	(1ULL << 63)
+#define PM_SWAP		(1ULL << 62)	/* also a migration entry: still there */
 
-#define ADDF(buf, ...) snprintf((buf) + strlen(buf), sizeof(buf) - strlen(buf), __VA_ARGS__)
+static unsigned char filebuf[FILE_MAX];
+static int pagemap = -1;
 
 static int read_byte(int f, uint64_t off)
 {
@@ -67,8 +77,9 @@ struct slot_check {
 	int si;
 	struct slot *s;
 	struct slot_reply *rep;
-	unsigned char want[PG], copy[PG];
+	unsigned char want[PG];
 	uint64_t bad_pages;
+	uint64_t pm[MAP_PAGES];		/* the slot's pagemap entries */
 };
 
 static void describe_page(struct slot_check *c, uint64_t p, char *buf, size_t size)
@@ -81,6 +92,12 @@ static void describe_page(struct slot_check *c, uint64_t p, char *buf, size_t si
 		 (unsigned long long)A->size[c->s->file]);
 }
 
+/* The first wrong page is reported; the others are counted. */
+static bool first_bad(struct slot_check *c)
+{
+	return !c->bad_pages++;
+}
+
 static void report_mismatch(struct slot_check *c, uint64_t p, int diff, const char *what)
 {
 	const unsigned char *m = (const unsigned char *)c->s->addr + p * PG;
@@ -88,7 +105,7 @@ static void report_mismatch(struct slot_check *c, uint64_t p, int diff, const ch
 	char where[512];
 	int r = read_byte(c->s->file, fo);
 
-	if (c->bad_pages++)
+	if (!first_bad(c))
 		return;
 	describe_page(c, p, where, sizeof(where));
 	c->rep->kind = FAIL_MAP;
@@ -98,21 +115,19 @@ static void report_mismatch(struct slot_check *c, uint64_t p, int diff, const ch
 		 r < 0 ? 0 : r, A->model[c->s->file][fo]);
 }
 
-static void report_fault(struct slot_check *c, uint64_t p, bool expected_fault)
+static void report_page(struct slot_check *c, uint64_t p, enum fail_kind kind, const char *what)
 {
 	char where[512];
 
-	if (c->bad_pages++)
+	if (!first_bad(c))
 		return;
 	describe_page(c, p, where, sizeof(where));
-	c->rep->kind = expected_fault ? FAIL_NO_SIGBUS : FAIL_SIGBUS;
-	snprintf(c->rep->msg, sizeof(c->rep->msg), expected_fault ?
-		 "%s: readable, though wholly beyond EOF" :
-		 "%s: SIGBUS, though inside the file's size", where);
+	c->rep->kind = kind;
+	snprintf(c->rep->msg, sizeof(c->rep->msg), "%s: %s", where, what);
 }
 
-/* A page whose private copy the kernel may have zapped: which is it? */
-static void check_maybe_page(struct slot_check *c, uint64_t p)
+/* A private copy the kernel may have zapped: which is the page now? */
+static void check_maybe_page(struct slot_check *c, uint64_t p, bool mapped)
 {
 	const unsigned char *m = (const unsigned char *)c->s->addr + p * PG;
 	uint64_t fo = c->s->off + p * PG;
@@ -120,62 +135,78 @@ static void check_maybe_page(struct slot_check *c, uint64_t p)
 	uintptr_t fault;
 	int d_copy, d_file = -1;
 
+	if (!mapped) {
+		A->priv_state[c->si][p] = PRIV_FOLLOW;	/* zapped */
+		return;
+	}
+	if (!(c->pm[p] & PM_PRESENT))
+		return;		/* being migrated: look next time */
 	if (!guarded_memcmp(m, A->priv[c->si][p], PG, &d_copy, &fault)) {
-		if (file_has_page)
-			report_fault(c, p, false);
-		else
-			A->priv_state[c->si][p] = PRIV_FOLLOW;	/* zapped, beyond EOF */
+		report_page(c, p, FAIL_SIGBUS, "SIGBUS on a mapped page");
 		return;
 	}
 	if (file_has_page)
 		guarded_memcmp(m, A->model[c->s->file] + fo, PG, &d_file, &fault);
 	if (d_copy < 0 && d_file < 0)
-		return;		/* both the same: still cannot tell */
-	if (d_copy < 0)
+		return;		/* both the same: cannot tell yet */
+	if (d_copy < 0) {
 		A->priv_state[c->si][p] = PRIV_COPY;
-	else if (file_has_page && d_file < 0)
+	} else if (file_has_page && d_file < 0) {
 		A->priv_state[c->si][p] = PRIV_FOLLOW;
-	else {
+	} else {
 		memcpy(c->want, A->priv[c->si][p], PG);
 		report_mismatch(c, p, d_copy, "its private copy (or the file, if zapped)");
 	}
 }
 
-/* Whether page @p, wholly beyond EOF, is one the check probes for SIGBUS. */
-static bool probe_beyond_eof(struct slot_check *c, uint64_t p, uint64_t first_beyond)
-{
-	return p == first_beyond || p == c->s->len / PG - 1;
-}
-
-static void check_page(struct slot_check *c, uint64_t p, uint64_t first_beyond)
+static void check_page(struct slot_check *c, uint64_t p)
 {
 	const unsigned char *m = (const unsigned char *)c->s->addr + p * PG;
 	uint8_t state = (c->s->flags & MAPF_SHARED) ? PRIV_FOLLOW : A->priv_state[c->si][p];
+	bool mapped = c->pm[p] & (PM_PRESENT | PM_SWAP);
 	uintptr_t fault;
-	unsigned char byte;
 	int diff;
 
 	if (state == PRIV_MAYBE) {
-		check_maybe_page(c, p);
+		check_maybe_page(c, p, mapped);
 		return;
 	}
+	if (!mapped) {
+		if (state == PRIV_COPY)
+			report_page(c, p, FAIL_MAP, "no longer mapped: its private copy is lost");
+		return;
+	}
+	if (!(c->pm[p] & PM_PRESENT))
+		return;		/* being migrated: look next time */
 	if (!expected_page(c->si, p, c->want)) {
-		if (probe_beyond_eof(c, p, first_beyond) && guarded_read(m, &byte, 1, &fault))
-			report_fault(c, p, true);
+		report_page(c, p, FAIL_NO_SIGBUS, "mapped, though wholly beyond EOF");
 		return;
 	}
 	if (!guarded_memcmp(m, c->want, PG, &diff, &fault))
-		report_fault(c, p, false);
+		report_page(c, p, FAIL_SIGBUS, "SIGBUS on a mapped page inside the file's size");
 	else if (diff >= 0)
 		report_mismatch(c, p, diff, state == PRIV_COPY ? "its private copy" : "expected");
 }
 
-/* Every page of slot @si, in the process that owns it. */
+static bool read_pagemap(struct slot_check *c)
+{
+	size_t n = c->s->len / PG * sizeof(uint64_t);
+
+	if (pagemap < 0)
+		pagemap = open("/proc/self/pagemap", O_RDONLY);
+	if (pagemap >= 0 && pread(pagemap, c->pm, n, c->s->addr / PG * sizeof(uint64_t)) == (ssize_t)n)
+		return true;
+	c->rep->kind = FAIL_ERROR;
+	snprintf(c->rep->msg, sizeof(c->rep->msg), "cannot read /proc/self/pagemap");
+	return false;
+}
+
+/* Every mapped page of slot @si, in the process that owns it. */
 void check_slot(int si, struct slot_reply *rep)
 {
 	static struct slot_check c;
-	uint64_t p, first_beyond;
 	struct slot *s = &A->slot[si];
+	uint64_t p;
 
 	memset(rep, 0, sizeof(*rep));
 	if (!s->live)
@@ -184,54 +215,64 @@ void check_slot(int si, struct slot_reply *rep)
 	c.s = s;
 	c.rep = rep;
 	c.bad_pages = 0;
-	first_beyond = round_up_pg(A->size[s->file]);
-	first_beyond = first_beyond > s->off ? (first_beyond - s->off) / PG : 0;
+	if (!read_pagemap(&c))
+		return;
 	for (p = 0; p < s->len / PG; p++)
-		check_page(&c, p, first_beyond);
+		check_page(&c, p);
 	if (c.bad_pages > 1)
 		snprintf(rep->msg + strlen(rep->msg), sizeof(rep->msg) - strlen(rep->msg),
 			 "; %llu pages of this mapping are wrong", (unsigned long long)c.bad_pages);
 }
 
-static void shuffle(int *v, int n, uint32_t seed)
+/*
+ * A touch: read a byte of each page of a range of a slot, in the owner.
+ * Pages inside the file must read without SIGBUS, pages wholly beyond EOF
+ * (and not a private copy) must give it.  What they read is the check's.
+ */
+void touch_slot(const struct op *op, struct slot_reply *rep)
 {
-	uint64_t s = seed | (uint64_t)seed << 32;
-	int i, j, t;
+	struct slot *s = &A->slot[op->slot];
+	uint64_t p, fo, eof = round_up_pg(A->size[s->file]);
+	uintptr_t fault;
+	unsigned char byte;
+	bool beyond, faulted;
 
-	for (i = n - 1; i > 0; i--) {
-		j = rnd(&s, i + 1);
-		t = v[i];
-		v[i] = v[j];
-		v[j] = t;
+	for (p = op->off / PG; p < (op->off + op->len) / PG; p++) {
+		fo = s->off + p * PG;
+		beyond = fo >= eof &&
+			 ((s->flags & MAPF_SHARED) || A->priv_state[op->slot][p] == PRIV_FOLLOW);
+		faulted = !guarded_read((char *)s->addr + p * PG, &byte, 1, &fault);
+		if (faulted == beyond)
+			continue;
+		rep->kind = faulted ? FAIL_SIGBUS : FAIL_NO_SIGBUS;
+		snprintf(rep->msg, sizeof(rep->msg), "touch of slot %d page %llu (f%d offset 0x%llx, size 0x%llx): %s",
+			 op->slot, (unsigned long long)p, s->file, (unsigned long long)fo,
+			 (unsigned long long)A->size[s->file],
+			 faulted ? "SIGBUS inside the file's size" : "readable, though wholly beyond EOF");
+		return;
 	}
 }
 
-void check_all(uint32_t seed, struct outcome *o)
+void check_all(struct outcome *o)
 {
 	struct slot_reply rep;
-	int order[NSLOTS], i, f;
+	int si, f;
 
 	memset(o, 0, sizeof(*o));
 	for (f = 0; f < NFILES && !o->kind; f++)
 		check_file(f, o);
-	if (o->kind)
-		return;
-	for (i = 0; i < NSLOTS; i++)
-		order[i] = i;
-	shuffle(order, NSLOTS, seed);
-	for (i = 0; i < NSLOTS; i++) {
-		struct slot *s = &A->slot[order[i]];
+	for (si = 0; si < NSLOTS && !o->kind; si++) {
+		struct slot *s = &A->slot[si];
 
 		if (!s->live)
 			continue;
 		if (s->flags & MAPF_HELPER)
-			helper_check_slot(order[i], &rep);
+			helper_check_slot(si, &rep);
 		else
-			check_slot(order[i], &rep);
+			check_slot(si, &rep);
 		if (rep.kind) {
 			o->kind = rep.kind;
 			snprintf(o->msg, sizeof(o->msg), "%s", rep.msg);
-			return;
 		}
 	}
 }

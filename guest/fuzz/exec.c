@@ -287,6 +287,9 @@ void slot_exec(const struct op *op, struct slot_reply *rep)
 	case OP_STORE:
 		rep->faulted = !guarded_write(addr + op->off, op->fill, op->len, &rep->fault);
 		break;
+	case OP_TOUCH:
+		touch_slot(op, rep);
+		break;
 	default:
 		break;
 	}
@@ -406,7 +409,8 @@ static void exec_mapping_op(const struct op *op, struct outcome *o)
 		break;
 	case OP_MADVISE:
 	case OP_MSYNC:
-		if (op->off % PG || !in_slot(s, op->off, op->len)) {
+	case OP_TOUCH:
+		if (op->off % PG || op->len % PG || !in_slot(s, op->off, op->len)) {
 			o->skipped = true;
 			return;
 		}
@@ -415,6 +419,10 @@ static void exec_mapping_op(const struct op *op, struct outcome *o)
 		break;
 	}
 	owner_exec(op, &rep);
+	if (rep.kind) {
+		fail(o, rep.kind, "%s", rep.msg);
+		return;
+	}
 	if (rep.ret) {
 		report_errno(o, op, -rep.ret);
 		return;
@@ -1019,7 +1027,8 @@ void exec_op(const struct op *op, struct outcome *o)
 	case OP_MREMAP:
 	case OP_MPROTECT:
 	case OP_MADVISE:
-	case OP_MSYNC: exec_mapping_op(op, o); break;
+	case OP_MSYNC:
+	case OP_TOUCH: exec_mapping_op(op, o); break;
 	case OP_STORE: exec_store(op, o); break;
 	case OP_PWRITE: exec_pwrite(op, o); break;
 	case OP_PREAD: exec_pread(op, o); break;

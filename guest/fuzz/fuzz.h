@@ -57,6 +57,7 @@ enum op_type {
 	OP_COWEXTSIZE,	/* FS_IOC_FSSETXATTR fsx_cowextsize */
 	OP_VMSPLICE,	/* pages of a slot into a pipe we keep */
 	OP_PIPE_CLOSE,
+	OP_TOUCH,	/* read a byte of each page of part of a slot: fault it in */
 	NR_OPS
 };
 
@@ -86,7 +87,6 @@ struct op {
 	unsigned int fill;	/* the byte written */
 	enum buf_kind buf;
 	uint64_t bufarg;
-	uint32_t cseed;		/* the order of the check after it */
 };
 
 /* A private page's content relative to the file. */
@@ -112,7 +112,7 @@ enum fail_kind {
 	FAIL_FILE,	/* read(2) differs from the model */
 	FAIL_MAP,	/* a mapping differs from read(2) or the model */
 	FAIL_SIGBUS,	/* SIGBUS inside the file's size */
-	FAIL_NO_SIGBUS,	/* a page wholly beyond EOF was readable */
+	FAIL_NO_SIGBUS,	/* a page wholly beyond EOF was readable, or mapped */
 	FAIL_WAIT,	/* an operation waited with nothing of ours to explain it */
 	FAIL_HANG,	/* an operation did not end even after we let go */
 	FAIL_ERROR,	/* an operation failed in a way it never should */
@@ -246,7 +246,8 @@ void fail(struct outcome *o, enum fail_kind k, const char *fmt, ...)
 
 /* check.c: every page of every mapping against the model and read(2) */
 void check_slot(int si, struct slot_reply *rep);
-void check_all(uint32_t seed, struct outcome *o);
+void check_all(struct outcome *o);
+void touch_slot(const struct op *op, struct slot_reply *rep);
 
 /* gen.c: the next random operation for the state the model is in */
 void gen_reset(void);

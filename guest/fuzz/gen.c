@@ -386,6 +386,19 @@ static void pick_slot_pages(uint64_t *r, const struct slot *s, uint64_t *off, ui
 	}
 }
 
+/*
+ * Pages to touch: one page (fault-around maps its window), the whole
+ * slot, or a run; preferably where the hot file offsets are.
+ */
+static void pick_touch_pages(uint64_t *r, const struct slot *s, uint64_t *off, uint64_t *len)
+{
+	uint64_t pos = pick_pos(r, s->file);
+
+	pick_slot_pages(r, s, off, len);
+	if (*len == PG && pos >= s->off && pos < s->off + s->len)
+		*off = align_down(pos - s->off, PG);
+}
+
 static bool gen_slot_op(uint64_t *r, struct op *op, enum op_type t)
 {
 	struct slot *s;
@@ -407,6 +420,9 @@ static bool gen_slot_op(uint64_t *r, struct op *op, enum op_type t)
 		break;
 	case OP_MADVISE:
 		pick_slot_pages(r, s, &op->off, &op->len);
+		break;
+	case OP_TOUCH:
+		pick_touch_pages(r, s, &op->off, &op->len);
 		break;
 	case OP_MSYNC:
 		pick_slot_pages(r, s, &op->off, &op->len);
@@ -444,6 +460,7 @@ static int weight(enum op_type t)
 	case OP_COWEXTSIZE: return feat.cowextsize ? 2 : 0;
 	case OP_VMSPLICE: return 3;
 	case OP_PIPE_CLOSE: return pipes_live() ? 3 : 0;
+	case OP_TOUCH: return 14;
 	case NR_OPS: break;
 	}
 	return 0;
@@ -473,7 +490,8 @@ static bool gen_type(uint64_t *r, struct op *op, enum op_type t)
 	case OP_MREMAP:
 	case OP_MPROTECT:
 	case OP_MADVISE:
-	case OP_MSYNC: return gen_slot_op(r, op, t);
+	case OP_MSYNC:
+	case OP_TOUCH: return gen_slot_op(r, op, t);
 	case OP_STORE: return gen_store(r, op);
 	case OP_PWRITE: gen_pwrite(r, op); return true;
 	case OP_PREAD: gen_pread(r, op); return true;
@@ -541,6 +559,5 @@ void gen_op(uint64_t *r, struct op *op)
 		op->file2 = op->slot = op->pipe = -1;
 		t = pick_type(r);
 	} while (!gen_type(r, op, t));
-	op->cseed = rng_next(r);
 	remember_positions(op);
 }

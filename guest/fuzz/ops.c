@@ -39,6 +39,7 @@ static const char *const names[NR_OPS] = {
 	[OP_COWEXTSIZE] = "cowextsize",
 	[OP_VMSPLICE] = "vmsplice",
 	[OP_PIPE_CLOSE] = "pipe_close",
+	[OP_TOUCH] = "touch",
 };
 
 const unsigned int falloc_mode_list[] = {
@@ -173,22 +174,11 @@ void op_format(const struct op *op, char *buf, size_t size)
 	case OP_PIPE_CLOSE:
 		ADD(" pipe=%d", op->pipe);
 		break;
+	case OP_TOUCH:
+		ADD(" slot=%d off=0x%llx len=0x%llx # read a byte of each page", op->slot, off, len);
+		break;
 	case NR_OPS:
 		break;
-	}
-	/* The check's order goes before the comment, which ends the line. */
-	{
-		char *hash = strchr(buf, '#');
-		char tail[512] = "";
-
-		if (hash) {
-			snprintf(tail, sizeof(tail), " %s", hash);
-			n = hash - buf;
-			while (n && buf[n - 1] == ' ')
-				n--;
-			buf[n] = 0;
-		}
-		ADD(" seed=%u%s", op->cseed, tail);
 	}
 }
 
@@ -260,8 +250,6 @@ int op_parse(const char *line, struct op *op)
 			op->fill = v;
 		else if (!strcmp(w, "bufarg"))
 			op->bufarg = v;
-		else if (!strcmp(w, "seed"))
-			op->cseed = v;
 		else
 			return -1;
 	}

@@ -241,7 +241,7 @@ static bool step(long i, const struct op *op)
 	if (!o.kind && k.kind)
 		o = k;
 	if (!o.kind)
-		check_all(op->cseed, &o);
+		check_all(&o);
 	if (!o.kind)
 		return true;
 	publish(i, &o);
