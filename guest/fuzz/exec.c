@@ -58,12 +58,21 @@ static unsigned char *badbuf_end;	/* a PROT_NONE page starts here */
 static int helper_cmd_fd = -1, helper_reply_fd = -1;
 static pid_t helper_pid;
 
-/* Pipes holding vmspliced pages, and the blocks those pages were. */
+/*
+ * Pipes holding vmspliced pages: which file page each held, and which
+ * block it was then (0: a hole, or a private copy, which is no file's).
+ */
+struct held_page {
+	int file;	/* -1: a private copy */
+	uint64_t page;
+	uint32_t id;
+};
+
 struct held_pipe {
 	bool live;
 	int fd[2];
-	int nids;
-	uint32_t ids[PIPE_PAGES];
+	int npages;
+	struct held_page held[PIPE_PAGES];
 };
 static struct held_pipe pipes[NPIPES];
 static pthread_mutex_t pipes_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -460,6 +469,8 @@ static void exec_store(const struct op *op, struct outcome *o)
 	model_store(op->slot, op->off, iobuf, op->len);
 	if (s->flags & MAPF_SHARED)
 		wrong_model(op, s->file, fo, op->len);
+	else if (cfg.wrong_model == OP_STORE)
+		A->priv[op->slot][op->off / PG][op->off % PG] ^= 0xff;
 }
 
 /*
@@ -484,8 +495,15 @@ static const void *write_source(const struct op *op, uint64_t *valid, bool *skip
 		return badbuf_end - op->bufarg;
 	case BUF_MAP:
 		s = runner_slot(op->slot);
+		/*
+		 * From the file it writes: apart, and inside its size (the
+		 * write would make a source page beyond EOF readable as it
+		 * extends the file).
+		 */
 		if (!s || !in_slot(s, op->off2, op->len) ||
-		    (s->file == op->file && overlap(s->off + op->off2, op->len, op->off, op->len)))
+		    (s->file == op->file &&
+		     (overlap(s->off + op->off2, op->len, op->off, op->len) ||
+		      s->off + op->off2 + op->len > A->size[s->file])))
 			break;
 		expected_bytes(op->slot, op->off2, op->len, iobuf, valid);
 		return (const char *)s->addr + op->off2;
@@ -511,6 +529,14 @@ static void exec_pwrite(const struct op *op, struct outcome *o)
 		return;
 	}
 	n = pwrite(fds[op->file], src, op->len, op->off);
+	model_maybe_allocated(op->file, op->off, op->len);
+	/*
+	 * A buffered write that copies nothing beyond EOF still sets the
+	 * size to its offset (generic and simple write_end: the size
+	 * becomes pos + copied): not DAX's doing, so allowed.
+	 */
+	if (n <= 0 && op->off > A->size[op->file])
+		A->size_may_be[op->file] = op->off;
 	if (n < 0) {
 		refused(o, op, errno, (errno == EFAULT && valid < op->len) || errno == ENOSPC);
 		return;
@@ -538,6 +564,8 @@ static void pread_into_slot(const struct op *op, struct outcome *o)
 		return;
 	}
 	n = pread(fds[op->file], (char *)s->addr + op->off2, op->len, op->off);
+	if (s->flags & MAPF_SHARED)
+		model_maybe_allocated(s->file, s->off + op->off2, op->len);
 	if (n < 0) {
 		report_errno(o, op, errno);
 		return;
@@ -850,6 +878,16 @@ static void exec_cowextsize(const struct op *op, struct outcome *o)
 
 /* ---- pipes that keep references to mapped pages ---- */
 
+static bool held_block_in(uint32_t id, int f, uint64_t first, uint64_t last)
+{
+	uint64_t p;
+
+	for (p = first; p <= last; p++)
+		if (A->blockid[f][p] == id)
+			return true;
+	return false;
+}
+
 bool pipe_live(int pi)
 {
 	bool live;
@@ -891,12 +929,17 @@ int pipes_close_all(void)
 	return n;
 }
 
-/* The block a slot's page shows, for a pipe's record: 0 for a private copy. */
-static uint32_t slot_page_block(const struct slot *s, int si, uint64_t page)
+/* What a pipe holds when it takes page @page of slot @si. */
+static struct held_page slot_page_held(const struct slot *s, int si, uint64_t page)
 {
+	struct held_page h = { .file = -1 };
+
 	if (!(s->flags & MAPF_SHARED) && A->priv_state[si][page] != PRIV_FOLLOW)
-		return 0;
-	return A->blockid[s->file][(s->off / PG) + page];
+		return h;
+	h.file = s->file;
+	h.page = s->off / PG + page;
+	h.id = A->blockid[s->file][h.page];
+	return h;
 }
 
 static void exec_vmsplice(const struct op *op, struct outcome *o)
@@ -927,7 +970,7 @@ static void exec_vmsplice(const struct op *op, struct outcome *o)
 		return;
 	}
 	for (i = 0; i < (uint64_t)n / PG; i++)
-		p.ids[p.nids++] = slot_page_block(s, op->slot, op->off / PG + i);
+		p.held[p.npages++] = slot_page_held(s, op->slot, op->off / PG + i);
 	pthread_mutex_lock(&pipes_lock);
 	pipes[op->pipe] = p;
 	pthread_mutex_unlock(&pipes_lock);
@@ -945,29 +988,30 @@ static void exec_pipe_close(const struct op *op, struct outcome *o)
 	pthread_mutex_unlock(&pipes_lock);
 }
 
-/* Whether a pipe of ours holds block @id. */
-static bool held_locked(uint32_t id)
-{
-	int i, j;
-
-	if (!id)
-		return false;
-	for (i = 0; i < NPIPES; i++)
-		for (j = 0; pipes[i].live && j < pipes[i].nids; j++)
-			if (pipes[i].ids[j] == id)
-				return true;
-	return false;
-}
-
+/*
+ * Whether a pipe of ours holds a page of file @f in [@off, @off + @len),
+ * or the block of one of those pages (which a clone may share).
+ */
 static bool held_in_range(int f, uint64_t off, uint64_t len)
 {
-	uint64_t p;
+	uint64_t first = off / PG, last;
+	const struct held_page *h;
+	int i, j;
 
 	if (f < 0 || !len)
 		return false;
-	for (p = off / PG; p < FILE_PAGES && p * PG < off + len; p++)
-		if (held_locked(A->blockid[f][p]))
-			return true;
+	last = (off + len - 1) / PG;
+	if (last >= FILE_PAGES)
+		last = FILE_PAGES - 1;
+	for (i = 0; i < NPIPES; i++) {
+		for (j = 0; pipes[i].live && j < pipes[i].npages; j++) {
+			h = &pipes[i].held[j];
+			if (h->file == f && h->page >= first && h->page <= last)
+				return true;
+			if (h->id && held_block_in(h->id, f, first, last))
+				return true;
+		}
+	}
 	return false;
 }
 

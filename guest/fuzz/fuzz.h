@@ -61,6 +61,9 @@ enum op_type {
 	NR_OPS
 };
 
+/* -W map: the mapping check expects one wrong byte per page. */
+#define WRONG_MAP	NR_OPS
+
 /* Flags of a mapping (op.mode of OP_MAP). */
 #define MAPF_SHARED	1
 #define MAPF_WRITE	2
@@ -131,6 +134,7 @@ struct features {
 /* The shared state of a runner and its helper. */
 struct arena {
 	uint64_t size[NFILES];
+	uint64_t size_may_be[NFILES];	/* another size the check accepts, 0: none */
 	uint32_t blockid[NFILES][FILE_PAGES];	/* which block a page is, 0: none */
 	uint32_t next_id;
 	struct slot slot[NSLOTS];
@@ -149,7 +153,8 @@ struct config {
 	double wait_bound;	/* seconds an operation may take */
 	double shrink_seconds;	/* time budget of one shrink */
 	int max_failures;	/* stop after this many */
-	int wrong_model;	/* -1, or an op_type whose model update is corrupted */
+	int wrong_model;	/* -1, an op_type whose model update is corrupted,
+				   or WRONG_MAP: the check expects a wrong byte */
 	bool verbose, allow_nondax, no_shrink;
 	const char *replay;	/* a file of operations */
 	const char *save_dir;	/* where shrunk sequences are written */
@@ -198,6 +203,7 @@ extern struct arena *A;
 void model_init(void);
 void model_write(int f, uint64_t off, const unsigned char *data, uint64_t n);
 void model_fill(int f, uint64_t off, int byte, uint64_t n);
+void model_maybe_allocated(int f, uint64_t off, uint64_t n);
 void model_zero(int f, uint64_t off, uint64_t n);
 void model_resize(int f, uint64_t size);
 void model_copy(int dst, uint64_t doff, int src, uint64_t soff, uint64_t n, bool share);

@@ -74,6 +74,23 @@ void model_write(int f, uint64_t off, const unsigned char *data, uint64_t n)
 	grow(f, off + n);
 }
 
+/*
+ * A write that failed or stopped short may still have allocated blocks
+ * for its whole range (DAX writes allocate before they copy): give its
+ * holes block ids, so that a pipe that takes such a page is known to
+ * hold a block.  Only the waits the watchdog explains depend on it.
+ */
+void model_maybe_allocated(int f, uint64_t off, uint64_t n)
+{
+	uint64_t p;
+
+	if (!n)
+		return;
+	for (p = off / PG; p <= (off + n - 1) / PG && p < FILE_PAGES; p++)
+		if (!A->blockid[f][p])
+			page_written(f, p);
+}
+
 void model_fill(int f, uint64_t off, int byte, uint64_t n)
 {
 	memset(A->model[f] + off, byte, n);
