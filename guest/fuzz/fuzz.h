@@ -22,6 +22,7 @@
 #define PG		4096UL
 #define PMD_SZ		(2UL << 20)
 #define NFILES		3
+#define ALL_FILES	((1u << NFILES) - 1)
 #define FILE_MAX	(8UL << 20)	/* no operation makes a file larger */
 #define FILE_PAGES	(FILE_MAX / PG)
 #define NSLOTS		10		/* mappings */
@@ -163,6 +164,7 @@ struct config {
 /* What a run (a round or a replay) ended with. */
 struct result {
 	long done[NR_OPS], skipped[NR_OPS], refused[NR_OPS];	/* per operation */
+	double op_seconds, file_check_seconds, map_check_seconds;
 	enum fail_kind kind;
 	long fail_op;		/* index of the failing operation */
 	long ops_done;
@@ -252,7 +254,8 @@ void fail(struct outcome *o, enum fail_kind k, const char *fmt, ...)
 
 /* check.c: every page of every mapping against the model and read(2) */
 void check_slot(int si, struct slot_reply *rep);
-void check_all(struct outcome *o);
+unsigned int files_changed_by(const struct op *op);
+void check_all(struct outcome *o, unsigned int files, double *file_seconds, double *map_seconds);
 void touch_slot(const struct op *op, struct slot_reply *rep);
 
 /* gen.c: the next random operation for the state the model is in */

@@ -501,11 +501,15 @@ static int replay(void)
 
 /* How often each operation ran, was skipped, or was refused by the kernel. */
 static long op_done[NR_OPS], op_skipped[NR_OPS], op_refused[NR_OPS];
+static double op_seconds, file_check_seconds, map_check_seconds;
 
 static void count_ops(const struct result *r)
 {
 	int t;
 
+	op_seconds += r->op_seconds;
+	file_check_seconds += r->file_check_seconds;
+	map_check_seconds += r->map_check_seconds;
 	for (t = 0; t < NR_OPS; t++) {
 		op_done[t] += r->done[t];
 		op_skipped[t] += r->skipped[t];
@@ -520,6 +524,8 @@ static void print_op_counts(void)
 	for (t = 0; t < NR_OPS; t++)
 		say("OPSTAT %-16s %7ld run, %6ld skipped, %6ld refused by the kernel",
 		    op_name(t), op_done[t], op_skipped[t], op_refused[t]);
+	say("time: %.0f s in operations, %.0f s checking files with read(2), %.0f s checking mappings",
+	    op_seconds, file_check_seconds, map_check_seconds);
 }
 
 static int fuzz(void)

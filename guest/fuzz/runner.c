@@ -219,16 +219,27 @@ static void print_op(long i, const struct op *op, const struct outcome *o)
 	say("op %ld: %s%s", i, line, note);
 }
 
-/* One operation with everything after it; false if it failed. */
-static bool step(long i, const struct op *op)
+/*
+ * One operation with everything after it; false if it failed.  read(2)
+ * of files the operation does not change is checked every FULL_CHECK
+ * operations, and after every operation of a replay (a shrunk sequence
+ * must fail where the round did, wherever its operations now stand).
+ */
+#define FULL_CHECK 16
+
+static bool step(long i, const struct op *op, bool replay)
 {
+	unsigned int files = files_changed_by(op);
 	struct outcome o, k;
 	bool explained;
+	double t;
 
 	explained = holds_explain(op);
+	t = now();
 	watch_begin(i, op);
 	exec_op(op, &o);
 	watch_end(op, explained, &o);
+	res->op_seconds += now() - t;
 	if (cfg.verbose)
 		print_op(i, op, &o);
 	res->done[op->type]++;
@@ -241,11 +252,22 @@ static bool step(long i, const struct op *op)
 	if (!o.kind && k.kind)
 		o = k;
 	if (!o.kind)
-		check_all(&o);
+		check_all(&o, replay || i % FULL_CHECK == FULL_CHECK - 1 ? ALL_FILES : files,
+			  &res->file_check_seconds, &res->map_check_seconds);
 	if (!o.kind)
 		return true;
 	publish(i, &o);
 	return false;
+}
+
+/* Every file once more at the end of a round, as the last operation's. */
+static void final_check(long last)
+{
+	struct outcome o;
+
+	check_all(&o, ALL_FILES, &res->file_check_seconds, &res->map_check_seconds);
+	if (o.kind)
+		publish(last, &o);
 }
 
 static void runner_main(const char *dir, uint64_t seed, long nops, double deadline,
@@ -283,12 +305,14 @@ static void runner_main(const char *dir, uint64_t seed, long nops, double deadli
 			log[i] = op;
 		}
 		res->ops_done = i;
-		if (!step(i, &op)) {
+		if (!step(i, &op, list != NULL)) {
 			res->ops_done = i + 1;
 			break;
 		}
 		res->ops_done = i + 1;
 	}
+	if (!res->kind && i > 0)
+		final_check(i - 1);
 	pipes_close_all();
 	helper_stop();
 	remove_files(dir);
