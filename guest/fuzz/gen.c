@@ -20,10 +20,12 @@
 
 static uint64_t hot[NHOT];
 static int nhot;
+static int last_file;	/* half the time the next file: sequences on one file */
 
 void gen_reset(void)
 {
 	nhot = 0;
+	last_file = 0;
 }
 
 static void remember(uint64_t off)
@@ -85,7 +87,9 @@ static uint64_t clip(uint64_t off, uint64_t len)
 
 static int pick_file(uint64_t *r)
 {
-	return rnd(r, NFILES);
+	if (chance(r, 50))
+		return last_file;
+	return last_file = rnd(r, NFILES);
 }
 
 static int pick_other_file(uint64_t *r, int f)

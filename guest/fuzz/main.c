@@ -38,7 +38,7 @@
 
 struct config cfg = {
 	.max_ops = 10000,
-	.round_ops = 2000,
+	.round_ops = 500,
 	.wait_bound = 10,
 	.shrink_seconds = 600,
 	.max_failures = 1,
@@ -53,7 +53,7 @@ static void usage(FILE *f)
 		"  -s SEED    seed of the first round (default: from the clock; printed)\n"
 		"  -n OPS     operations in all (default 10000)\n"
 		"  -t SECS    stop fuzzing after SECS seconds (default: no limit)\n"
-		"  -R OPS     operations per round; each round starts with fresh files (default 2000)\n"
+		"  -R OPS     operations per round; each round starts with fresh files (default 500)\n"
 		"  -w SECS    how long an operation may take (default 10)\n"
 		"  -S SECS    time limit of shrinking one failure (default 600)\n"
 		"  -F N       stop after N failures (default 1)\n"
@@ -272,6 +272,8 @@ static void setup(void)
 
 static struct op *shrink_buf;
 
+#define SHRINK_WAIT_BOUND 4	/* seconds */
+
 /*
  * Replay @n operations of @list in fresh files: fails the same way?  @r
  * keeps the outcome of the last replay that did.
@@ -334,6 +336,33 @@ static long shrink_window(struct op *list, long n, enum fail_kind kind, struct r
 		if (still_fails(shrink_buf, m + w, kind, r, replays)) {
 			memcpy(list, shrink_buf, (m + w) * sizeof(*list));
 			return m + w;
+		}
+	}
+	return n;
+}
+
+/*
+ * Remove every operation of one type at once, type by type: most types
+ * have nothing to do with a failure, and this drops them in a replay
+ * each, where removing them one by one takes as many as there are.
+ * The failing operation itself stays.
+ */
+static long shrink_types(struct op *list, long n, enum fail_kind kind, struct result *r,
+			 long *replays, double deadline)
+{
+	long i, m;
+	int t;
+
+	for (t = 0; t < NR_OPS && now() < deadline; t++) {
+		for (m = 0, i = 0; i < n - 1; i++)
+			if (list[i].type != (enum op_type)t)
+				shrink_buf[m++] = list[i];
+		if (m == n - 1)
+			continue;	/* none of this type */
+		shrink_buf[m++] = list[n - 1];
+		if (still_fails(shrink_buf, m, kind, r, replays)) {
+			memcpy(list, shrink_buf, m * sizeof(*list));
+			n = m;
 		}
 	}
 	return n;
@@ -418,13 +447,20 @@ static void save_list(const struct op *list, long n, int number, const char *why
 /* Shrink the @n operations of @list that failed with @kind, and print them. */
 static void shrink_and_report(struct op *list, long n, const struct result *orig, int number)
 {
-	double start = now(), deadline = start + cfg.shrink_seconds;
+	double start = now(), deadline = start + cfg.shrink_seconds, wait_bound = cfg.wait_bound;
 	struct result r = *orig;
 	long replays = 0, m;
 
 	if (!cfg.no_shrink) {
 		say("shrinking %ld operations (%s), at most %.0f s ...", n, fail_name(orig->kind),
 		    cfg.shrink_seconds);
+		/*
+		 * A replay that fails by waiting takes the wait bound: a
+		 * shorter one keeps the shrink of a WAIT from taking ages
+		 * (longer waits still fail it, as they must).
+		 */
+		if (cfg.wait_bound > SHRINK_WAIT_BOUND)
+			cfg.wait_bound = SHRINK_WAIT_BOUND;
 		shrink_buf = malloc(2 * n * sizeof(*list) + NSLOTS * sizeof(*list));
 		m = shrink_window(list, n, orig->kind, &r, &replays, deadline);
 		if (m == n && !still_fails(list, n, orig->kind, &r, &replays)) {
@@ -432,10 +468,13 @@ static void shrink_and_report(struct op *list, long n, const struct result *orig
 			say("its last operations were:");
 			print_list(stdout, "    ", list + (n > 30 ? n - 30 : 0), n > 30 ? 30 : n);
 			free(shrink_buf);
+			cfg.wait_bound = wait_bound;
 			return;
 		}
+		m = shrink_types(list, m, orig->kind, &r, &replays, deadline);
 		n = shrink_ddmin(list, m, orig->kind, &r, &replays, deadline);
 		free(shrink_buf);
+		cfg.wait_bound = wait_bound;
 		say("shrunk to %ld operations in %ld replays, %.0f s%s", n, replays, now() - start,
 		    now() >= deadline ? " (time limit: may shrink further)" : "");
 		say("the shrunk sequence fails with %s: %s", fail_name(r.kind), r.msg);
