@@ -259,7 +259,7 @@ void check_all(struct outcome *o, unsigned int files, double *file_seconds, doub
 void touch_slot(const struct op *op, struct slot_reply *rep);
 
 /* gen.c: the next random operation for the state the model is in */
-void gen_reset(void);
+void gen_reset(uint64_t *rng);
 void gen_op(uint64_t *rng, struct op *op);
 
 /* runner.c: one round (generate) or one replay of a list */

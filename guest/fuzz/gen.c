@@ -20,12 +20,21 @@
 
 static uint64_t hot[NHOT];
 static int nhot;
-static int last_file;	/* half the time the next file: sequences on one file */
 
-void gen_reset(void)
+/*
+ * Each round has a focus: a file and one of its 2 MiB ranges, which most
+ * operations and mappings go to, so that many of them meet on one PMD's
+ * worth of pages (a PMD entry, the PTEs fault-around maps from it, the
+ * CoW fork around a page).
+ */
+static int focus_file;
+static uint64_t focus_pmd;	/* its offset */
+
+void gen_reset(uint64_t *r)
 {
 	nhot = 0;
-	last_file = 0;
+	focus_file = rnd(r, NFILES);
+	focus_pmd = rnd(r, 3) * PMD_SZ;
 }
 
 static void remember(uint64_t off)
@@ -43,19 +52,21 @@ static uint64_t pick_pos(uint64_t *r, int f)
 {
 	uint64_t pos, k = rnd(r, 100);
 
-	if (k < 25) {
+	if (k < 20) {
 		pos = rnd(r, 3) * PMD_SZ;
 		if (chance(r, 30))
 			pos = chance(r, 50) || !pos ? pos + PG : pos - PG;
-	} else if (k < 50 && nhot) {
+	} else if (k < 45 && nhot) {
 		pos = hot[rnd(r, nhot < NHOT ? nhot : NHOT)];
 		if (chance(r, 25))
 			pos += chance(r, 50) || pos < PG ? PG : -PG;
-	} else if (k < 62) {
+	} else if (k < 65) {
+		pos = focus_pmd + rnd(r, PMD_SZ / PG) * PG;
+	} else if (k < 75) {
 		pos = align_down(A->size[f], PG);
 		if (chance(r, 50))
 			pos += chance(r, 50) || pos < 4 * PG ? rnd(r, 4) * PG : -rnd(r, 4) * PG;
-	} else if (k < 90) {
+	} else if (k < 92) {
 		pos = rnd(r, POS_LIMIT / PG) * PG;
 	} else {
 		pos = rnd(r, POS_LIMIT);
@@ -87,9 +98,7 @@ static uint64_t clip(uint64_t off, uint64_t len)
 
 static int pick_file(uint64_t *r)
 {
-	if (chance(r, 50))
-		return last_file;
-	return last_file = rnd(r, NFILES);
+	return chance(r, 60) ? focus_file : (int)rnd(r, NFILES);
 }
 
 static int pick_other_file(uint64_t *r, int f)
@@ -153,6 +162,29 @@ static uint64_t pick_map_len(uint64_t *r)
 	return (1 + rnd(r, 512)) * PG;
 }
 
+/*
+ * A mapping over the focus: the whole range where a PMD fits, or part of
+ * it where none does (PTEs, which fault-around may map from the range's
+ * PMD entry).
+ */
+static void pick_focus_map(uint64_t *r, struct op *op)
+{
+	uint64_t pages = PMD_SZ / PG;
+
+	op->file = focus_file;
+	if (chance(r, 50)) {
+		op->off = focus_pmd;
+		op->len = chance(r, 70) ? PMD_SZ : 2 * PMD_SZ;
+		op->off2 = 0;
+		return;
+	}
+	op->off = focus_pmd + rnd(r, pages - 1) * PG;
+	op->len = (1 + rnd(r, pages - (op->off - focus_pmd) / PG)) * PG;
+	op->off2 = 1 + rnd(r, pages - 1);	/* never congruent: PTE-only */
+	if ((op->off2 * PG - op->off) % PMD_SZ == 0)
+		op->off2 = (op->off2 + 1) % pages;
+}
+
 static void gen_map(uint64_t *r, struct op *op)
 {
 	op->type = OP_MAP;
@@ -160,6 +192,9 @@ static void gen_map(uint64_t *r, struct op *op)
 	op->file = pick_file(r);
 	op->off = chance(r, 50) ? rnd(r, 3) * PMD_SZ : align_down(pick_pos(r, op->file), PG);
 	op->len = pick_map_len(r);
+	op->off2 = pick_align(r, op->off);
+	if (chance(r, 50))
+		pick_focus_map(r, op);
 	if (op->off + op->len > FILE_MAX)
 		op->len = FILE_MAX - op->off;
 	op->mode = 0;
@@ -171,7 +206,6 @@ static void gen_map(uint64_t *r, struct op *op)
 		op->mode |= MAPF_SYNC;
 	if (chance(r, 25))
 		op->mode |= MAPF_HELPER;
-	op->off2 = pick_align(r, op->off);
 }
 
 /*

@@ -283,7 +283,7 @@ static void runner_main(const char *dir, uint64_t seed, long nops, double deadli
 	setup_files(dir);
 	setup_arena();
 	exec_init();
-	gen_reset();
+	gen_reset(&rng);
 	if (helper_start()) {
 		perror("dax-fuzz: helper");
 		exit(EX_SETUP);
