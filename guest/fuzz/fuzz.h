@@ -164,6 +164,7 @@ struct config {
 /* What a run (a round or a replay) ended with. */
 struct result {
 	long done[NR_OPS], skipped[NR_OPS], refused[NR_OPS];	/* per operation */
+	double seconds[NR_OPS];
 	double op_seconds, file_check_seconds, map_check_seconds;
 	enum fail_kind kind;
 	long fail_op;		/* index of the failing operation */

@@ -30,9 +30,12 @@ static int nhot;
 static int focus_file;
 static uint64_t focus_pmd;	/* its offset */
 
+static bool have_prev;
+
 void gen_reset(uint64_t *r)
 {
 	nhot = 0;
+	have_prev = false;
 	focus_file = rnd(r, NFILES);
 	focus_pmd = rnd(r, 3) * PMD_SZ;
 }
@@ -588,14 +591,186 @@ static void remember_positions(const struct op *op)
 	}
 }
 
+/*
+ * Follow-ups.  DAX goes wrong where operations meet on the same pages in
+ * a particular order: data written, cloned, written again (a CoW write),
+ * punched; a mapping touched where a PMD fits, then one touched where
+ * none does, then written.  Drawing each operation independently makes
+ * such chains rare, so a third of the operations follow up on the one
+ * before, on the same file and pages.
+ */
+#define FOLLOW_UP 35	/* percent */
+
+static struct op prev;
+
+/* A live slot of file @f mapping byte @pos, or -1. */
+static int slot_at(uint64_t *r, int f, uint64_t pos)
+{
+	int i, n = 0, pick[NSLOTS];
+
+	for (i = 0; i < NSLOTS; i++) {
+		const struct slot *s = &A->slot[i];
+
+		if (s->live && s->file == f && pos >= s->off && pos < s->off + s->len)
+			pick[n++] = i;
+	}
+	return n ? pick[rnd(r, n)] : -1;
+}
+
+static bool touch_at(uint64_t *r, struct op *op, int f, uint64_t pos)
+{
+	int si = slot_at(r, f, pos);
+
+	if (si < 0)
+		return false;
+	op->type = OP_TOUCH;
+	op->slot = si;
+	op->off = align_down(pos - A->slot[si].off, PG);
+	op->len = PG;
+	if (chance(r, 30)) {
+		op->off = 0;
+		op->len = A->slot[si].len;
+	}
+	return true;
+}
+
+static void write_page_at(uint64_t *r, struct op *op, int f, uint64_t pos)
+{
+	op->type = OP_PWRITE;
+	op->file = f;
+	op->off = align_down(pos < POS_LIMIT ? pos : POS_LIMIT - PG, PG);
+	op->len = PG;
+	op->fill = pick_fill(r);
+	op->buf = chance(r, 20) ? BUF_BAD : BUF_HEAP;
+	op->bufarg = 0;
+}
+
+/* The file and byte an operation worked on, for its follow-up. */
+static bool op_position(const struct op *op, int *f, uint64_t *pos)
+{
+	const struct slot *s;
+
+	switch (op->type) {
+	case OP_PWRITE:
+	case OP_FALLOCATE:
+	case OP_CLONE_RANGE:
+		*f = op->file;
+		*pos = op->off;
+		return true;
+	case OP_CLONE:
+	case OP_COWEXTSIZE:
+		/* No position of their own: the last one written. */
+		*f = op->file;
+		*pos = nhot ? hot[(nhot - 1) % NHOT] : 0;
+		return true;
+	case OP_STORE:
+	case OP_TOUCH:
+	case OP_MAP:
+		s = &A->slot[op->slot];
+		if (!s->live)
+			return false;
+		*f = s->file;
+		*pos = s->off + (op->type == OP_MAP ? 0 : op->off);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A PTE-only mapping of the 2 MiB range around @pos of file @f. */
+static bool map_ptes_at(uint64_t *r, struct op *op, int f, uint64_t pos)
+{
+	uint64_t base = align_down(pos, PMD_SZ);
+
+	op->type = OP_MAP;
+	op->slot = free_slot();
+	if (op->slot < 0)
+		return false;
+	op->file = f;
+	op->off = base + rnd(r, PMD_SZ / PG / 2) * PG;
+	op->len = (1 + rnd(r, (base + PMD_SZ - op->off) / PG)) * PG;
+	op->off2 = (op->off / PG + 1 + rnd(r, PMD_SZ / PG - 1)) % (PMD_SZ / PG);
+	op->mode = MAPF_SHARED | (chance(r, 50) ? MAPF_WRITE : 0) | (chance(r, 25) ? MAPF_HELPER : 0);
+	return true;
+}
+
+static bool follow_up(uint64_t *r, struct op *op)
+{
+	uint64_t pos, k = rnd(r, 100);
+	int f;
+
+	if (!have_prev || !op_position(&prev, &f, &pos))
+		return false;
+	switch (prev.type) {
+	case OP_PWRITE:
+	case OP_STORE:
+		if (k < 30 && feat.reflink) {
+			op->type = OP_CLONE;	/* share what was written */
+			op->file2 = f;
+			op->file = pick_other_file(r, f);
+			return true;
+		}
+		if (k < 55) {
+			op->type = OP_FALLOCATE;	/* punch it */
+			op->file = f;
+			op->mode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+			op->off = align_down(pos, PG);
+			op->len = PG;
+			return true;
+		}
+		if (k < 80) {
+			write_page_at(r, op, f, pos + (chance(r, 50) ? 0 : rnd(r, 64) * PG));
+			return true;
+		}
+		return touch_at(r, op, f, pos);
+	case OP_CLONE:
+	case OP_CLONE_RANGE:
+	case OP_COWEXTSIZE:
+		if (prev.file2 >= 0 && chance(r, 50))
+			f = prev.file2;	/* either side of a clone shares */
+		if (k < 25 && feat.cowextsize && prev.type != OP_COWEXTSIZE) {
+			op->type = OP_COWEXTSIZE;
+			op->file = f;
+			op->len = chance(r, 50) ? 3 << 20 : 128 << 10;
+			return true;
+		}
+		write_page_at(r, op, f, pos);	/* a CoW write */
+		return true;
+	case OP_FALLOCATE:
+		if (k < 50)
+			return touch_at(r, op, f, pos);
+		write_page_at(r, op, f, pos + rnd(r, 64) * PG);
+		return true;
+	case OP_MAP:
+		return touch_at(r, op, f, pos);
+	case OP_TOUCH:
+		if (k < 30)
+			return map_ptes_at(r, op, f, pos);
+		if (k < 60)
+			return touch_at(r, op, f, pos);
+		write_page_at(r, op, f, pos + (chance(r, 50) ? 0 : rnd(r, 512) * PG));
+		return true;
+	default:
+		return false;
+	}
+}
+
 void gen_op(uint64_t *r, struct op *op)
 {
 	enum op_type t;
 
-	do {
-		memset(op, 0, sizeof(*op));
-		op->file2 = op->slot = op->pipe = -1;
-		t = pick_type(r);
-	} while (!gen_type(r, op, t));
+	memset(op, 0, sizeof(*op));
+	op->file2 = op->slot = op->pipe = -1;
+	if (!chance(r, FOLLOW_UP) || !follow_up(r, op)) {
+		do {
+			memset(op, 0, sizeof(*op));
+			op->file2 = op->slot = op->pipe = -1;
+			t = pick_type(r);
+		} while (!gen_type(r, op, t));
+	}
+	if (op->off + op->len > FILE_MAX && op->type != OP_MAP && op->type != OP_TOUCH)
+		op->len = op->off < FILE_MAX ? FILE_MAX - op->off : 0;
 	remember_positions(op);
+	prev = *op;
+	have_prev = true;
 }

@@ -222,12 +222,12 @@ static void print_op(long i, const struct op *op, const struct outcome *o)
 /*
  * One operation with everything after it; false if it failed.  read(2)
  * of files the operation does not change is checked every FULL_CHECK
- * operations, and after every operation of a replay (a shrunk sequence
- * must fail where the round did, wherever its operations now stand).
+ * operations and after the last (final_check(): a shrunk sequence ends
+ * with the operation whose check failed, so it is checked as fully).
  */
 #define FULL_CHECK 16
 
-static bool step(long i, const struct op *op, bool replay)
+static bool step(long i, const struct op *op)
 {
 	unsigned int files = files_changed_by(op);
 	struct outcome o, k;
@@ -239,7 +239,9 @@ static bool step(long i, const struct op *op, bool replay)
 	watch_begin(i, op);
 	exec_op(op, &o);
 	watch_end(op, explained, &o);
-	res->op_seconds += now() - t;
+	t = now() - t;
+	res->op_seconds += t;
+	res->seconds[op->type] += t;
 	if (cfg.verbose)
 		print_op(i, op, &o);
 	res->done[op->type]++;
@@ -252,7 +254,7 @@ static bool step(long i, const struct op *op, bool replay)
 	if (!o.kind && k.kind)
 		o = k;
 	if (!o.kind)
-		check_all(&o, replay || i % FULL_CHECK == FULL_CHECK - 1 ? ALL_FILES : files,
+		check_all(&o, i % FULL_CHECK == FULL_CHECK - 1 ? ALL_FILES : files,
 			  &res->file_check_seconds, &res->map_check_seconds);
 	if (!o.kind)
 		return true;
@@ -305,7 +307,7 @@ static void runner_main(const char *dir, uint64_t seed, long nops, double deadli
 			log[i] = op;
 		}
 		res->ops_done = i;
-		if (!step(i, &op, list != NULL)) {
+		if (!step(i, &op)) {
 			res->ops_done = i + 1;
 			break;
 		}
