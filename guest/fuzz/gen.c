@@ -134,6 +134,11 @@ static bool runner_owned(const struct slot *s) { return !(s->flags & MAPF_HELPER
 static bool writable(const struct slot *s) { return s->prot & PROT_WRITE; }
 static bool runner_writable(const struct slot *s) { return runner_owned(s) && writable(s); }
 
+static bool over_focus(const struct slot *s)
+{
+	return s->file == focus_file && s->off < focus_pmd + PMD_SZ && s->off + s->len > focus_pmd;
+}
+
 static int free_slot(void)
 {
 	int i;
@@ -196,7 +201,7 @@ static void gen_map(uint64_t *r, struct op *op)
 	op->off = chance(r, 50) ? rnd(r, 3) * PMD_SZ : align_down(pick_pos(r, op->file), PG);
 	op->len = pick_map_len(r);
 	op->off2 = pick_align(r, op->off);
-	if (chance(r, 50))
+	if (chance(r, 60))
 		pick_focus_map(r, op);
 	if (op->off + op->len > FILE_MAX)
 		op->len = FILE_MAX - op->off;
@@ -329,6 +334,18 @@ static void gen_fallocate(uint64_t *r, struct op *op)
 		if (!op->len)
 			op->len = feat.blksize;
 	}
+	/*
+	 * A fifth of them clear the whole focus range: a hole where a PMD
+	 * zero entry can go, with whatever the CoW fork keeps there.
+	 */
+	if (op->mode != FALLOC_FL_COLLAPSE_RANGE && op->mode != FALLOC_FL_INSERT_RANGE &&
+	    chance(r, 20)) {
+		op->file = focus_file;
+		op->mode = chance(r, 70) ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE :
+					  FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE;
+		op->off = focus_pmd;
+		op->len = PMD_SZ;
+	}
 	op->len = clip(op->off, op->len);
 }
 
@@ -368,13 +385,23 @@ static bool gen_exchange(uint64_t *r, struct op *op)
 	return op->len > 0;
 }
 
+/*
+ * The CoW extent size hint: 0 (the default, 32 blocks), a few sizes, and
+ * often 3 MiB, whose aligned extents straddle 2 MiB boundaries, so that
+ * a CoW write below a boundary preallocates CoW blocks in the next PMD.
+ */
+static uint64_t pick_cowextsize(uint64_t *r)
+{
+	static const uint64_t sizes[] = { 0, 64 << 10, 128 << 10, 1 << 20, 2 << 20 };
+
+	return chance(r, 50) ? 3 << 20 : sizes[rnd(r, sizeof(sizes) / sizeof(sizes[0]))];
+}
+
 static void gen_cowextsize(uint64_t *r, struct op *op)
 {
-	static const uint64_t sizes[] = { 0, 64 << 10, 128 << 10, 1 << 20, 2 << 20, 3 << 20 };
-
 	op->type = OP_COWEXTSIZE;
 	op->file = pick_file(r);
-	op->len = sizes[rnd(r, sizeof(sizes) / sizeof(sizes[0]))];
+	op->len = pick_cowextsize(r);
 }
 
 static bool gen_vmsplice(uint64_t *r, struct op *op)
@@ -446,6 +473,9 @@ static bool gen_slot_op(uint64_t *r, struct op *op, enum op_type t)
 
 	op->type = t;
 	op->slot = pick_slot(r, any_slot);
+	/* Touches go to mappings of the focus half the time. */
+	if (t == OP_TOUCH && chance(r, 50) && pick_slot(r, over_focus) >= 0)
+		op->slot = pick_slot(r, over_focus);
 	if (op->slot < 0)
 		return false;
 	s = &A->slot[op->slot];
@@ -498,7 +528,7 @@ static int weight(enum op_type t)
 	case OP_DEDUPE: return feat.dedupe ? 2 : 0;
 	case OP_COPY_RANGE: return feat.copy_range ? 3 : 0;
 	case OP_EXCHANGE: return feat.exchange ? 2 : 0;
-	case OP_COWEXTSIZE: return feat.cowextsize ? 2 : 0;
+	case OP_COWEXTSIZE: return feat.cowextsize ? 3 : 0;
 	case OP_VMSPLICE: return 3;
 	case OP_PIPE_CLOSE: return pipes_live() ? 3 : 0;
 	case OP_TOUCH: return 14;
@@ -599,9 +629,31 @@ static void remember_positions(const struct op *op)
  * such chains rare, so a third of the operations follow up on the one
  * before, on the same file and pages.
  */
-#define FOLLOW_UP 35	/* percent */
+#define FOLLOW_UP 50	/* percent */
 
 static struct op prev;
+static bool prev_was_cow;	/* prev wrote a page that was shared */
+
+/* Whether a write of @op's first page would be a CoW write. */
+static bool writes_shared_page(const struct op *op)
+{
+	const struct slot *s;
+	uint64_t p;
+	int f = op->file;
+
+	if (op->type == OP_STORE) {
+		s = &A->slot[op->slot];
+		if (!(s->flags & MAPF_SHARED))
+			return false;
+		f = s->file;
+		p = (s->off + op->off) / PG;
+	} else if (op->type == OP_PWRITE) {
+		p = op->off / PG;
+	} else {
+		return false;
+	}
+	return p < FILE_PAGES && A->blockid[f][p] && A->idref[A->blockid[f][p]] > 1;
+}
 
 /* A live slot of file @f mapping byte @pos, or -1. */
 static int slot_at(uint64_t *r, int f, uint64_t pos)
@@ -704,6 +756,15 @@ static bool follow_up(uint64_t *r, struct op *op)
 	switch (prev.type) {
 	case OP_PWRITE:
 	case OP_STORE:
+		/* After a CoW write: punch the page, the preallocation stays. */
+		if (prev_was_cow && k < 40) {
+			op->type = OP_FALLOCATE;
+			op->file = f;
+			op->mode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+			op->off = align_down(pos, PG);
+			op->len = PG;
+			return true;
+		}
 		if (k < 30 && feat.reflink) {
 			op->type = OP_CLONE;	/* share what was written */
 			op->file2 = f;
@@ -731,7 +792,7 @@ static bool follow_up(uint64_t *r, struct op *op)
 		if (k < 25 && feat.cowextsize && prev.type != OP_COWEXTSIZE) {
 			op->type = OP_COWEXTSIZE;
 			op->file = f;
-			op->len = chance(r, 50) ? 3 << 20 : 128 << 10;
+			op->len = pick_cowextsize(r);
 			return true;
 		}
 		write_page_at(r, op, f, pos);	/* a CoW write */
@@ -746,9 +807,14 @@ static bool follow_up(uint64_t *r, struct op *op)
 	case OP_TOUCH:
 		if (k < 30)
 			return map_ptes_at(r, op, f, pos);
-		if (k < 60)
+		if (k < 55)
 			return touch_at(r, op, f, pos);
-		write_page_at(r, op, f, pos + (chance(r, 50) ? 0 : rnd(r, 512) * PG));
+		/* A write where the touch mapped pages, or where writes went. */
+		if (k < 80 || !nhot)
+			pos += chance(r, 50) ? 0 : rnd(r, 512) * PG;
+		else
+			pos = hot[rnd(r, nhot < NHOT ? nhot : NHOT)] + rnd(r, 9) * PG - 4 * PG;
+		write_page_at(r, op, f, pos < (1UL << 62) ? pos : 0);
 		return true;
 	default:
 		return false;
@@ -772,5 +838,6 @@ void gen_op(uint64_t *r, struct op *op)
 		op->len = op->off < FILE_MAX ? FILE_MAX - op->off : 0;
 	remember_positions(op);
 	prev = *op;
+	prev_was_cow = writes_shared_page(op);
 	have_prev = true;
 }
