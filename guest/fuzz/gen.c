@@ -32,10 +32,13 @@ static uint64_t focus_pmd;	/* its offset */
 
 static bool have_prev;
 
+static int ep_step;
+
 void gen_reset(uint64_t *r)
 {
 	nhot = 0;
 	have_prev = false;
+	ep_step = 0;
 	focus_file = rnd(r, NFILES);
 	focus_pmd = rnd(r, 3) * PMD_SZ;
 }
@@ -821,18 +824,180 @@ static bool follow_up(uint64_t *r, struct op *op)
 	}
 }
 
-void gen_op(uint64_t *r, struct op *op)
-{
-	enum op_type t;
+/*
+ * Episodes.  A PMD entry, PTEs that fault-around mapped from it, and two
+ * changes to parts of its range is where the entries have to be
+ * invalidated consistently, and where the zero-page regression of the
+ * 52-patch series was.  Random operations rarely line these up without
+ * something in between that resets the range, so now and then an episode
+ * does it on the focus range, in whatever state earlier operations left
+ * it (holes, CoW fork blocks, shared or unwritten extents): touch a
+ * PMD-capable mapping of it (mapped first if there is none), touch a
+ * PTE-only one, then change two pages of the range.
+ */
+#define EPISODE 6	/* percent of operations that start one */
 
+enum { EP_NONE, EP_TOUCH_PMD, EP_TOUCH_PTES, EP_CHANGE1, EP_CHANGE2 };
+static int ep_pte_slot;	/* the PTE-only mapping the episode touched */
+
+static bool pmd_slot_of_focus(const struct slot *s)
+{
+	return s->file == focus_file && s->off == focus_pmd && s->len >= PMD_SZ &&
+	       (s->align * PG - s->off) % PMD_SZ == 0;
+}
+
+static bool pte_slot_of_focus(const struct slot *s)
+{
+	return over_focus(s) && ((s->align * PG - s->off) % PMD_SZ || s->len < PMD_SZ);
+}
+
+/* A slot @want accepts, or an operation that makes one (a map, or an unmap to make room). */
+static int episode_slot(uint64_t *r, struct op *op, bool (*want)(const struct slot *), bool pmd)
+{
+	int si = pick_slot(r, want);
+
+	if (si >= 0)
+		return si;
+	if (free_slot() < 0) {
+		op->type = OP_UNMAP;
+		op->slot = pick_slot(r, any_slot);
+		return -1;
+	}
+	op->type = OP_MAP;
+	op->slot = free_slot();
+	op->file = focus_file;
+	op->mode = MAPF_SHARED | (chance(r, 50) ? MAPF_WRITE : 0) | (chance(r, 25) ? MAPF_HELPER : 0);
+	if (pmd) {
+		op->off = focus_pmd;
+		op->len = PMD_SZ;
+		op->off2 = 0;
+	} else {
+		map_ptes_at(r, op, focus_file, focus_pmd);
+	}
+	return -1;
+}
+
+static void episode_touch(uint64_t *r, struct op *op, int si)
+{
+	const struct slot *s = &A->slot[si];
+	uint64_t lo = s->off > focus_pmd ? s->off : focus_pmd;
+	uint64_t hi = s->off + s->len < focus_pmd + PMD_SZ ? s->off + s->len : focus_pmd + PMD_SZ;
+
+	op->type = OP_TOUCH;
+	op->slot = si;
+	if (chance(r, 50)) {
+		op->off = lo - s->off;
+		op->len = hi - lo;
+	} else {
+		op->off = align_down(lo + rnd(r, (hi - lo) / PG) * PG, PG) - s->off;
+		op->len = PG;
+	}
+}
+
+/* A page of the focus range: near a recent write, in the PTE mapping, or anywhere. */
+static uint64_t episode_pos(uint64_t *r)
+{
+	const struct slot *s = ep_pte_slot >= 0 ? &A->slot[ep_pte_slot] : NULL;
+	uint64_t k = rnd(r, 100), pos;
+
+	if (k < 40 && nhot) {
+		pos = hot[rnd(r, nhot < NHOT ? nhot : NHOT)] + rnd(r, 17) * PG - 8 * PG;
+		if (pos >= focus_pmd && pos < focus_pmd + PMD_SZ)
+			return align_down(pos, PG);
+	}
+	if (k < 70 && s && s->live) {
+		pos = s->off + rnd(r, s->len / PG) * PG;
+		if (pos >= focus_pmd && pos < focus_pmd + PMD_SZ)
+			return pos;
+	}
+	return focus_pmd + rnd(r, PMD_SZ / PG) * PG;
+}
+
+static void episode_change(uint64_t *r, struct op *op)
+{
+	uint64_t pos = episode_pos(r), k = rnd(r, 100);
+	int si = slot_at(r, focus_file, pos);
+
+	if (k < 60 || si < 0 || !(A->slot[si].prot & PROT_WRITE) || pos >= A->size[focus_file]) {
+		write_page_at(r, op, focus_file, pos);
+		return;
+	}
+	if (k < 80) {
+		op->type = OP_STORE;
+		op->slot = si;
+		op->off = pos - A->slot[si].off;
+		op->len = PG;
+		op->fill = pick_fill(r);
+		return;
+	}
+	op->type = OP_FALLOCATE;
+	op->file = focus_file;
+	op->mode = chance(r, 50) ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE :
+				  FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE;
+	op->off = pos;
+	op->len = PG;
+}
+
+/* The episode's next operation; false when it is over. */
+static bool episode_op(uint64_t *r, struct op *op)
+{
+	int si;
+
+	switch (ep_step) {
+	case EP_TOUCH_PMD:
+		si = episode_slot(r, op, pmd_slot_of_focus, true);
+		if (si < 0)
+			return op->slot >= 0;	/* the map or unmap first */
+		episode_touch(r, op, si);
+		ep_step = EP_TOUCH_PTES;
+		return true;
+	case EP_TOUCH_PTES:
+		si = episode_slot(r, op, pte_slot_of_focus, false);
+		if (si < 0)
+			return op->slot >= 0;
+		episode_touch(r, op, si);
+		ep_pte_slot = si;
+		ep_step = EP_CHANGE1;
+		return true;
+	case EP_CHANGE1:
+		episode_change(r, op);
+		ep_step = EP_CHANGE2;
+		return true;
+	case EP_CHANGE2:
+		episode_change(r, op);
+		ep_step = EP_NONE;
+		return true;
+	}
+	return false;
+}
+
+static void clear_op(struct op *op)
+{
 	memset(op, 0, sizeof(*op));
 	op->file2 = op->slot = op->pipe = -1;
-	if (!chance(r, FOLLOW_UP) || !follow_up(r, op)) {
-		do {
-			memset(op, 0, sizeof(*op));
-			op->file2 = op->slot = op->pipe = -1;
-			t = pick_type(r);
-		} while (!gen_type(r, op, t));
+}
+
+void gen_op(uint64_t *r, struct op *op)
+{
+	bool done = false;
+
+	clear_op(op);
+	if (ep_step == EP_NONE && chance(r, EPISODE)) {
+		ep_step = EP_TOUCH_PMD;
+		ep_pte_slot = -1;
+	}
+	if (ep_step != EP_NONE) {
+		done = episode_op(r, op);
+		if (!done)
+			ep_step = EP_NONE;
+	}
+	if (!done) {
+		clear_op(op);
+		done = chance(r, FOLLOW_UP) && follow_up(r, op);
+	}
+	while (!done) {
+		clear_op(op);
+		done = gen_type(r, op, pick_type(r));
 	}
 	if (op->off + op->len > FILE_MAX && op->type != OP_MAP && op->type != OP_TOUCH)
 		op->len = op->off < FILE_MAX ? FILE_MAX - op->off : 0;
