@@ -161,8 +161,13 @@ struct config {
 	const char *save_dir;	/* where shrunk sequences are written */
 };
 
+/* What the generator did, for the EPISODES line (gen.c). */
+enum { GS_EPISODES, GS_HOLE, GS_COW_CHANGE, GS_COW_CHANGE_HOLE, NR_GEN_STATS };
+extern long gen_stats[NR_GEN_STATS];
+
 /* What a run (a round or a replay) ended with. */
 struct result {
+	long gen[NR_GEN_STATS];	/* gen_stats of the round */
 	long done[NR_OPS], skipped[NR_OPS], refused[NR_OPS];	/* per operation */
 	double seconds[NR_OPS];
 	double op_seconds, file_check_seconds, map_check_seconds;

@@ -56,7 +56,8 @@ static void usage(FILE *f)
 		"  -R OPS     operations per round; each round starts with fresh files (default 500)\n"
 		"  -w SECS    how long an operation may take (default 10)\n"
 		"  -S SECS    time limit of shrinking one failure (default 600)\n"
-		"  -F N       stop after N failures (default 1)\n"
+		"  -F N       stop after failures of N kinds (default 1); more of a kind\n"
+		"             already found are counted, not shrunk, and fuzzing goes on\n"
 		"  -r FILE    replay the operations in FILE (one per line) instead of fuzzing\n"
 		"  -m         with -r: shrink the replayed sequence if it fails\n"
 		"  -o DIR     write each shrunk sequence to DIR/failure-N.ops\n"
@@ -542,11 +543,14 @@ static int replay(void)
 static long op_done[NR_OPS], op_skipped[NR_OPS], op_refused[NR_OPS];
 static double op_time[NR_OPS];
 static double op_seconds, file_check_seconds, map_check_seconds;
+static long gen_total[NR_GEN_STATS];
 
 static void count_ops(const struct result *r)
 {
 	int t;
 
+	for (t = 0; t < NR_GEN_STATS; t++)
+		gen_total[t] += r->gen[t];
 	op_seconds += r->op_seconds;
 	file_check_seconds += r->file_check_seconds;
 	map_check_seconds += r->map_check_seconds;
@@ -565,6 +569,9 @@ static void print_op_counts(void)
 	for (t = 0; t < NR_OPS; t++)
 		say("OPSTAT %-16s %7ld run, %6ld skipped, %6ld refused by the kernel, %6.1f s",
 		    op_name(t), op_done[t], op_skipped[t], op_refused[t], op_time[t]);
+	say("EPISODES %ld started, %ld of them on a range made a hole first; first changes into the CoW extent of a recent CoW write: %ld (%ld after a hole)",
+	    gen_total[GS_EPISODES], gen_total[GS_HOLE], gen_total[GS_COW_CHANGE],
+	    gen_total[GS_COW_CHANGE_HOLE]);
 	say("time: %.0f s in operations, %.0f s checking files with read(2), %.0f s checking mappings",
 	    op_seconds, file_check_seconds, map_check_seconds);
 }
@@ -576,7 +583,7 @@ static int fuzz(void)
 	struct op *log = mmap(NULL, cfg.round_ops * sizeof(*log), PROT_READ | PROT_WRITE,
 			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct result r;
-	int failures = 0;
+	int failures = 0, kinds = 0;
 	uint64_t seed;
 	double shrink_start, shrink_seconds = 0, fuzz_seconds;
 	unsigned int shrunk_kinds = 0;
@@ -592,7 +599,7 @@ static int fuzz(void)
 	    cfg.wrong_model == WRONG_MAP ? "mapped pages" :
 	    cfg.wrong_model >= 0 ? op_name(cfg.wrong_model) : "");
 	for (round = 0; total < cfg.max_ops && (!deadline || now() < deadline) &&
-	     failures < cfg.max_failures; round++) {
+	     kinds < cfg.max_failures; round++) {
 		seed = cfg.seed + round;
 		nops = cfg.max_ops - total < cfg.round_ops ? cfg.max_ops - total : cfg.round_ops;
 		run_round(seed, nops, deadline, NULL, 0, log, &r);
@@ -610,12 +617,18 @@ static int fuzz(void)
 		    failures, fail_name(r.kind), r.fail_op, round, (unsigned long long)seed, total, r.msg);
 		say("the round again: dax-fuzz -s %llu -n %ld -R %ld DIR", (unsigned long long)seed,
 		    r.fail_op + 1, r.fail_op + 1);
-		/* One shrunk sequence per kind of failure: the others cost time. */
+		/*
+		 * One shrunk sequence per kind of failure: the others cost
+		 * time.  A kind found again does not count towards -F, so that
+		 * a failure that comes back often (a wait, say) does not end
+		 * the run before other kinds have had their chance.
+		 */
 		if (shrunk_kinds & (1u << r.kind)) {
 			say("not shrunk: a %s failure was shrunk above", fail_name(r.kind));
 			continue;
 		}
 		shrunk_kinds |= 1u << r.kind;
+		kinds++;
 		shrink_start = now();
 		shrink_and_report(log, r.fail_op + 1, &r, failures);
 		shrink_seconds += now() - shrink_start;

@@ -304,6 +304,7 @@ static void runner_main(const char *dir, uint64_t seed, long nops, double deadli
 			if (i >= nops || (deadline && now() > deadline))
 				break;
 			gen_op(&rng, &op);
+			memcpy(res->gen, gen_stats, sizeof(gen_stats));
 			log[i] = op;
 		}
 		res->ops_done = i;
