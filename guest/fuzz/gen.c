@@ -17,9 +17,56 @@
 #define POS_LIMIT	(6UL << 20)	/* offsets drawn below this */
 #define NHOT		8
 #define TARGET_SLOTS	7
+#define FAULT_AROUND	16		/* pages: fault_around_bytes' default, 64 KiB */
+#define COW_EXTENT	(32 * PG)	/* xfs's default CoW extent size hint */
 
 static uint64_t hot[NHOT];
 static int nhot;
+
+static uint64_t align_down(uint64_t x, uint64_t a)
+{
+	return x - x % a;
+}
+
+/*
+ * Where recent CoW writes went (a write of a page whose block was
+ * shared): xfs allocates CoW fork blocks for the whole extent of the CoW
+ * extent size hint around each (aligned to the hint in the file; 32
+ * blocks by default), and those stay when the data fork there is
+ * punched.  A later write into such an extent goes through the CoW fork
+ * even where the data fork has a hole; a write outside one allocates.
+ * This follows the hints set with cowextsize; it is a guide for the
+ * generator, not part of the model.
+ */
+struct cow_extent {
+	int file;
+	uint64_t lo, hi;
+};
+static struct cow_extent cow_ext[NHOT];
+static int ncow_ext;
+static uint64_t cow_hint[NFILES];	/* bytes; 0: the default */
+
+static void remember_cow(int f, uint64_t pos)
+{
+	uint64_t hint = cow_hint[f] ? cow_hint[f] : COW_EXTENT;
+	struct cow_extent *e = &cow_ext[ncow_ext++ % NHOT];
+
+	e->file = f;
+	e->lo = align_down(pos, hint);
+	e->hi = e->lo + hint;
+}
+
+static bool in_cow_extent(int f, uint64_t pos)
+{
+	int i;
+
+	for (i = 0; i < ncow_ext && i < NHOT; i++)
+		if (cow_ext[i].file == f && pos >= cow_ext[i].lo && pos < cow_ext[i].hi)
+			return true;
+	return false;
+}
+
+long gen_stats[NR_GEN_STATS];
 
 /*
  * Each round has a focus: a file and one of its 2 MiB ranges, which most
@@ -37,6 +84,9 @@ static int ep_step;
 void gen_reset(uint64_t *r)
 {
 	nhot = 0;
+	ncow_ext = 0;
+	memset(cow_hint, 0, sizeof(cow_hint));
+	memset(gen_stats, 0, sizeof(gen_stats));
 	have_prev = false;
 	ep_step = 0;
 	focus_file = rnd(r, NFILES);
@@ -46,11 +96,6 @@ void gen_reset(uint64_t *r)
 static void remember(uint64_t off)
 {
 	hot[nhot++ % NHOT] = off;
-}
-
-static uint64_t align_down(uint64_t x, uint64_t a)
-{
-	return x - x % a;
 }
 
 /* A byte offset in a file, biased as above. */
@@ -769,9 +814,22 @@ static bool follow_up(uint64_t *r, struct op *op)
 			return true;
 		}
 		if (k < 30 && feat.reflink) {
-			op->type = OP_CLONE;	/* share what was written */
+			/*
+			 * Share what was written: the whole file, or just its
+			 * page (at the same offset of another file).  Only the
+			 * second leaves a shared page between pages that are
+			 * not, so that a CoW write of it keeps the rest of its
+			 * CoW extent as preallocated CoW fork blocks; xfs
+			 * converts a whole shared extent around a CoW write.
+			 */
+			op->type = OP_CLONE;
 			op->file2 = f;
 			op->file = pick_other_file(r, f);
+			if (chance(r, 50)) {
+				op->type = OP_CLONE_RANGE;
+				op->off = op->off2 = align_down(pos, feat.blksize);
+				op->len = feat.blksize;
+			}
 			return true;
 		}
 		if (k < 55) {
@@ -834,11 +892,17 @@ static bool follow_up(uint64_t *r, struct op *op)
  * it (holes, CoW fork blocks, shared or unwritten extents): touch a
  * PMD-capable mapping of it (mapped first if there is none), touch a
  * PTE-only one, then change two pages of the range.
+ *
+ * Half the episodes first make the focus range a hole inside EOF (a
+ * truncate up if the file ends in it, a punch or zero of all of it),
+ * because the PMD entry DAX keeps for a hole is the huge zero page,
+ * which fault-around then maps as zero-page PTEs: the entry whose
+ * invalidation is easiest to get wrong.  The punch leaves the CoW fork
+ * as it is, so CoW blocks earlier writes preallocated stay.
  */
-#define EPISODE 6	/* percent of operations that start one */
+#define EPISODE 8	/* percent of operations that start one */
 
-enum { EP_NONE, EP_TOUCH_PMD, EP_TOUCH_PTES, EP_CHANGE1, EP_CHANGE2 };
-static int ep_pte_slot;	/* the PTE-only mapping the episode touched */
+enum { EP_NONE, EP_SIZE, EP_HOLE, EP_TOUCH_PMD, EP_TOUCH_PTES, EP_CHANGE1, EP_CHANGE2 };
 
 static bool pmd_slot_of_focus(const struct slot *s)
 {
@@ -894,35 +958,76 @@ static void episode_touch(uint64_t *r, struct op *op, int si)
 	}
 }
 
-/* A page of the focus range: near a recent write, in the PTE mapping, or anywhere. */
-static uint64_t episode_pos(uint64_t *r)
-{
-	const struct slot *s = ep_pte_slot >= 0 ? &A->slot[ep_pte_slot] : NULL;
-	uint64_t k = rnd(r, 100), pos;
+/*
+ * A page of the focus range for the episode's changes: the first in the
+ * CoW extent around a recent CoW write in the range (where the CoW fork
+ * has blocks) or near a recent write, the second among the pages the PTE
+ * touch mapped, outside the CoW extents we know of: fault-around maps
+ * the 16 pages of the window around a touched page, aligned in the
+ * address space (not in the file), inside the mapping.
+ */
+static uint64_t ep_touched, ep_touched_len;	/* file range of the PTE touch */
+static uint64_t ep_window, ep_window_len;	/* the fault-around window in the file */
+static bool ep_hole;				/* the episode made the range a hole */
 
-	if (k < 40 && nhot) {
+static void episode_window(const struct slot *s)
+{
+	uint64_t vpage = s->align + (ep_touched - s->off) / PG;
+	uint64_t lo = ep_touched - (vpage % FAULT_AROUND) * PG, hi = lo + FAULT_AROUND * PG;
+
+	if (lo < s->off)
+		lo = s->off;
+	if (hi > s->off + s->len)
+		hi = s->off + s->len;
+	ep_window = lo;
+	ep_window_len = hi - lo;
+}
+
+static uint64_t episode_pos(uint64_t *r, bool second)
+{
+	uint64_t k = rnd(r, 100), pos, lo, hi;
+	int i, n = 0, pick[NHOT];
+
+	for (i = 0; i < ncow_ext && i < NHOT; i++)
+		if (cow_ext[i].file == focus_file && cow_ext[i].lo < focus_pmd + PMD_SZ &&
+		    cow_ext[i].hi > focus_pmd)
+			pick[n++] = i;
+	if (!second && k < 50 && n) {
+		i = pick[rnd(r, n)];
+		lo = cow_ext[i].lo > focus_pmd ? cow_ext[i].lo : focus_pmd;
+		hi = cow_ext[i].hi < focus_pmd + PMD_SZ ? cow_ext[i].hi : focus_pmd + PMD_SZ;
+		gen_stats[GS_COW_CHANGE]++;
+		gen_stats[GS_COW_CHANGE_HOLE] += ep_hole;
+		return lo + rnd(r, (hi - lo) / PG) * PG;
+	}
+	if (!second && k < 75 && nhot) {
 		pos = hot[rnd(r, nhot < NHOT ? nhot : NHOT)] + rnd(r, 17) * PG - 8 * PG;
 		if (pos >= focus_pmd && pos < focus_pmd + PMD_SZ)
 			return align_down(pos, PG);
 	}
-	if (k < 70 && s && s->live) {
-		pos = s->off + rnd(r, s->len / PG) * PG;
-		if (pos >= focus_pmd && pos < focus_pmd + PMD_SZ)
+	/* Where fault-around mapped pages; outside CoW extents, 4 tries. */
+	for (i = 0; second && k < 60 && ep_touched_len && i < 4; i++) {
+		if (ep_touched_len > PG)
+			pos = ep_touched + rnd(r, ep_touched_len / PG) * PG;
+		else
+			pos = ep_window + rnd(r, ep_window_len / PG) * PG;
+		if (pos >= focus_pmd && pos < focus_pmd + PMD_SZ &&
+		    (!in_cow_extent(focus_file, pos) || i == 3))
 			return pos;
 	}
 	return focus_pmd + rnd(r, PMD_SZ / PG) * PG;
 }
 
-static void episode_change(uint64_t *r, struct op *op)
+static void episode_change(uint64_t *r, struct op *op, bool second)
 {
-	uint64_t pos = episode_pos(r), k = rnd(r, 100);
+	uint64_t pos = episode_pos(r, second), k = rnd(r, 100);
 	int si = slot_at(r, focus_file, pos);
 
-	if (k < 60 || si < 0 || !(A->slot[si].prot & PROT_WRITE) || pos >= A->size[focus_file]) {
+	if (k < 80 || si < 0 || !(A->slot[si].prot & PROT_WRITE) || pos >= A->size[focus_file]) {
 		write_page_at(r, op, focus_file, pos);
 		return;
 	}
-	if (k < 80) {
+	if (k < 90) {
 		op->type = OP_STORE;
 		op->slot = si;
 		op->off = pos - A->slot[si].off;
@@ -944,6 +1049,26 @@ static bool episode_op(uint64_t *r, struct op *op)
 	int si;
 
 	switch (ep_step) {
+	case EP_SIZE:
+		ep_step = EP_HOLE;
+		ep_hole = true;
+		gen_stats[GS_HOLE]++;
+		if (A->size[focus_file] < focus_pmd + PMD_SZ) {
+			op->type = OP_TRUNCATE;
+			op->file = focus_file;
+			op->len = focus_pmd + PMD_SZ + (chance(r, 50) ? 0 : rnd(r, PMD_SZ / PG) * PG);
+			return true;
+		}
+		/* fall through */
+	case EP_HOLE:
+		op->type = OP_FALLOCATE;
+		op->file = focus_file;
+		op->mode = (chance(r, 70) ? FALLOC_FL_PUNCH_HOLE : FALLOC_FL_ZERO_RANGE) |
+			   FALLOC_FL_KEEP_SIZE;
+		op->off = focus_pmd;
+		op->len = PMD_SZ;
+		ep_step = EP_TOUCH_PMD;
+		return true;
 	case EP_TOUCH_PMD:
 		si = episode_slot(r, op, pmd_slot_of_focus, true);
 		if (si < 0)
@@ -956,15 +1081,17 @@ static bool episode_op(uint64_t *r, struct op *op)
 		if (si < 0)
 			return op->slot >= 0;
 		episode_touch(r, op, si);
-		ep_pte_slot = si;
+		ep_touched = A->slot[si].off + op->off;
+		ep_touched_len = op->len;
+		episode_window(&A->slot[si]);
 		ep_step = EP_CHANGE1;
 		return true;
 	case EP_CHANGE1:
-		episode_change(r, op);
+		episode_change(r, op, false);
 		ep_step = EP_CHANGE2;
 		return true;
 	case EP_CHANGE2:
-		episode_change(r, op);
+		episode_change(r, op, true);
 		ep_step = EP_NONE;
 		return true;
 	}
@@ -983,8 +1110,10 @@ void gen_op(uint64_t *r, struct op *op)
 
 	clear_op(op);
 	if (ep_step == EP_NONE && chance(r, EPISODE)) {
-		ep_step = EP_TOUCH_PMD;
-		ep_pte_slot = -1;
+		ep_step = chance(r, 50) ? EP_SIZE : EP_TOUCH_PMD;
+		ep_touched_len = 0;
+		ep_hole = false;
+		gen_stats[GS_EPISODES]++;
 	}
 	if (ep_step != EP_NONE) {
 		done = episode_op(r, op);
@@ -1004,5 +1133,10 @@ void gen_op(uint64_t *r, struct op *op)
 	remember_positions(op);
 	prev = *op;
 	prev_was_cow = writes_shared_page(op);
+	if (prev_was_cow)
+		remember_cow(op->type == OP_STORE ? A->slot[op->slot].file : op->file,
+			     op->type == OP_STORE ? A->slot[op->slot].off + op->off : op->off);
+	if (op->type == OP_COWEXTSIZE)
+		cow_hint[op->file] = op->len;
 	have_prev = true;
 }
