@@ -56,7 +56,7 @@ ndctl:
 	scripts/ndctl.sh $(NDCTL_ARGS)
 
 # dax-fuzz on v7.3 and the series (or FUZZ_KERNELS="NAME=BZIMAGE ..."),
-# ext4, xfs and xfs -d su=2m, FUZZ_SECONDS each (default 600): a table in
+# ext4, xfs and xfs -d su=2m, FUZZ_SECONDS each (default 150): a table in
 # Documentation/results-fuzz.md. FUZZ_ARGS="--configs xfs" narrows it.
 fuzz:
 	scripts/fuzz.sh $(FUZZ_ARGS)

@@ -4,7 +4,7 @@
 # make fuzz: dax-fuzz (guest/fuzz/, Documentation/fuzz.md) in QEMU, one
 # boot per kernel and configuration of the SCRATCH namespace (ext4, xfs
 # with mkfs defaults, xfs -d su=2m), each fuzzing for S seconds (default
-# FUZZ_SECONDS or 600) or N operations, from the same seed (FUZZ_SEED,
+# FUZZ_SECONDS or 150) or N operations, from the same seed (FUZZ_SEED,
 # default 1) on every kernel. Kernels: plain v7.3 (base) and the series
 # (series), built as make bench builds them, or bzImages given as
 # --kernel NAME=BZIMAGE (repeatable) or FUZZ_KERNELS="NAME=BZIMAGE ...";
@@ -20,8 +20,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 all_configs=ext4,xfs,xfs-su2m
-configs=$all_configs seconds=${FUZZ_SECONDS:-600} ops=${FUZZ_OPS:-} seed=${FUZZ_SEED:-1}
-shrink=300 extra=()
+configs=$all_configs seconds=${FUZZ_SECONDS:-150} ops=${FUZZ_OPS:-} seed=${FUZZ_SEED:-1}
+shrink=120 extra=()
 specs=()
 fk=${FUZZ_KERNELS:-}
 read -r -a specs <<<"${fk//,/ }"
