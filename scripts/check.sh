@@ -471,13 +471,14 @@ check_crash-ext4() { need_guest && "$TOP/scripts/crash-cycles.sh" "$kernel" ext4
 check_crash-xfs() { need_guest && "$TOP/scripts/crash-cycles.sh" "$kernel" xfs 5; }
 
 # dax-fuzz (Documentation/fuzz.md): its own tests on the host (a wrong
-# model must fail it), then a short fixed-seed run on ext4 and on xfs in
-# one guest; a failure the fuzzer reports fails the check.
+# model must fail it), then a short fixed-seed run, 1000 operations from
+# seed 1 (the first two rounds of make fuzz), on ext4 and on xfs in one
+# guest; a failure the fuzzer reports fails the check. A few minutes.
 check_fuzz() {
 	"$TOP/tests/fuzz-tests.sh" || return 1
 	need_guest || return 1
 	guest_run --fs xfs --timeout 900 -- \
-		'/harness/fuzz-guest.sh ext4 -s 1 -n 300 -S 120 && /harness/fuzz-guest.sh xfs -s 1 -n 300 -S 120'
+		'/harness/fuzz-guest.sh ext4 -s 1 -n 1000 -S 120 && /harness/fuzz-guest.sh xfs -s 1 -n 1000 -S 120'
 }
 
 # A guest that panics, and one that hangs, must fail the verdict with 1.

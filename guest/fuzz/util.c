@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Small helpers: the seeded random numbers, time, messages, address
- * reservations, and access to mappings that turns SIGBUS and SIGSEGV into
+ * reservations, and access to mappings that makes SIGBUS and SIGSEGV into
  * a return value instead of a crash.
  */
 #define _GNU_SOURCE
