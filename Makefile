@@ -1,5 +1,5 @@
 # Entry points of the harness; README.md documents them.
-.PHONY: run check check-kasan regen postings bench profile bites fstests ndctl fuzz deps shellcheck clean help
+.PHONY: run check check-kasan regen postings bench profile fails-on-base fstests fstests-posting ndctl fuzz deps shellcheck clean help
 
 run:
 	./qemu-run.sh
@@ -16,14 +16,16 @@ check-only:
 check-kasan:
 	./qemu-run.sh --config kasan
 
-# Regenerate patches/ and series from the kernel tree (build/series),
-# and the postings (build/postings) when git names a person who posts.
+# Regenerate patches/, series and selftests/dax/ (the kselftests as the
+# series leaves them) from the kernel tree (build/series), and the
+# postings (build/postings) when git names a person who posts.
 regen:
 	scripts/regen-patches.sh
 	scripts/postings.sh --if-poster
 
 # The postings for git send-email, signed off by POSTER="Name <address>"
-# or git's user.name and user.email: build/postings/NAME/ (README).
+# or git's user.name and user.email: build/postings/NAME/
+# (Documentation/posting.md).
 postings:
 	scripts/postings.sh
 
@@ -38,8 +40,8 @@ profile:
 
 # Each kselftest fails on v7.3 for the bug it names, and passes with the
 # series (not part of make check: about half an hour of guests).
-bites:
-	scripts/bites.sh
+fails-on-base:
+	scripts/fails-on-base.sh
 
 # fstests (FSTESTS_SRC=your checkout) on v7.3 and the series, ext4 and
 # xfs -o dax=always, in QEMU on a Debian root disk: hours under TCG, not
@@ -47,6 +49,11 @@ bites:
 fstests:
 	scripts/install-deps.sh fstests
 	scripts/fstests.sh $(FSTESTS_ARGS)
+
+# The fstests posting of our DAX tests (fstests/) on FSTESTS_SRC, for git
+# send-email: build/postings/fstests-dax/ (Documentation/fstests.md).
+fstests-posting:
+	scripts/fstests-posting.sh
 
 # ndctl's own DAX tests (its destructive "dax" suite, ndctl pinned in
 # scripts/base.env) on v7.3 and the series, in QEMU on a Debian root disk
@@ -69,4 +76,4 @@ clean:
 	rm -rf build
 
 help:
-	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | postings | bench | profile | bites | fstests | ndctl | fuzz | deps | clean"
+	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | postings | bench | profile | fails-on-base | fstests | fstests-posting | ndctl | fuzz | deps | clean"

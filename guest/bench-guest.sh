@@ -15,7 +15,7 @@ all | reads) ;;
 esac
 b=/harness/dax-bench
 d=$DAX_TEST_DIR
-big=131072	# KiB: the seed's 128 MB
+big=131072	# KiB: 128 MiB
 small=64
 
 for order in seq rand; do
@@ -44,19 +44,19 @@ for first in 0 64 16384; do
 done
 
 if [ "$mode" = all ]; then
-	# Seed 001: fio mmap randrw on the DAX filesystem (PMD-capable mapping).
+	# fio mmap randrw on the DAX filesystem (a mapping that can use PMDs).
 	fio --name=randrw --thread --directory="$d" --ioengine=mmap --rw=randrw --bs=4k \
 		--size=256M --runtime=20 --time_based --minimal --output-format=terse |
 		awk -F';' -v n="$fs-fio-mmap-randrw" \
 		'{ printf "BENCH %s read_kibs=%s write_kibs=%s\n", n, $7, $48 }'
 	rm -f "$d"/randrw*
-	# Seed 003: direct I/O reads (DAX serves O_DIRECT like any read).
+	# Direct I/O reads (DAX serves O_DIRECT like any read).
 	fio --name=dio --thread --directory="$d" --direct=1 --ioengine=libaio --bs=4k \
 		--iodepth=64 --rw=read --size=256M --minimal --output-format=terse |
 		awk -F';' -v n="$fs-fio-dio-read" '{ printf "BENCH %s read_kibs=%s\n", n, $7 }'
 	rm -f "$d"/dio*
 
-	# Seed 002: MAP_SYNC write fault latency.
+	# MAP_SYNC write fault latency.
 	for alloc in prealloc empty; do
 		for sync in nosync sync; do
 			for load in idle load; do

@@ -14,7 +14,7 @@
  *   dax-bench syncfault DIR prealloc|empty sync|nosync load|idle NAME
  *	512 write faults on a fresh 2 MiB file, with or without MAP_SYNC,
  *	optionally with a background writer: min/avg/max latency in us and
- *	the histogram buckets of the MAP_SYNC thread (seed 002).
+ *	the histogram buckets of the MAP_SYNC thread.
  *   dax-bench write FILE MIB NAME
  *	write(2) of MIB MiB in 4 KiB pieces to a file nobody maps, into
  *	holes (after truncate) and over data: MiB/s.
@@ -321,7 +321,7 @@ static int bench_syncfault(char **argv)
 	if (prealloc && fallocate(fd, 0, 0, n * ps))
 		die("fallocate");
 	if (prealloc) {
-		/* Written blocks, as the seed's "preallocated" file. */
+		/* Written blocks: the "prealloc" case. */
 		char *buf = calloc(1, n * ps);
 
 		if (!buf || pwrite(fd, buf, n * ps, 0) != (ssize_t)(n * ps))

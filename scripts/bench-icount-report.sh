@@ -162,8 +162,8 @@ HEAD
 	quote_base_warnings "$out/base-warnings.txt"
 	cat <<HEAD
 
-The series' targets of issue #23, from the medians above (sequential
-128 MiB, PTE-only):
+How close a DAX read comes to the page cache's, and a first read to a
+re-read, from the medians above (sequential 128 MiB, PTE-only):
 
 | fs | DAX re-read / page cache re-read | DAX first / DAX re-read |
 |---|---|---|

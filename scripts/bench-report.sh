@@ -123,7 +123,7 @@ the date of its run.
 
 HEAD
 
-echo "## 1. Fault-around (seed 000: mmap read / re-read, 64 KiB and 128 MB)"
+echo "## 1. Fault-around: mmap read and re-read, 64 KiB and 128 MiB"
 cat <<HEAD
 
 PTE-only shared mappings (placed so no PMD can be used); "first" is the
@@ -164,7 +164,7 @@ done
 
 cat <<HEAD
 
-## 2. PMD vs PTE (seed 001)
+## 2. Random mmap I/O through a mapping that can use PMDs (fio)
 
 fio \`ioengine=mmap rw=randrw bs=4k size=256M\` for 20 s on the DAX
 filesystem (the mapping can use PMDs), in KiB/s.
@@ -179,7 +179,7 @@ done
 
 cat <<HEAD
 
-## 3. MAP_SYNC write fault latency (seed 002)
+## 3. MAP_SYNC write fault latency
 
 512 write faults on a fresh file, in microseconds: the average and the
 maximum of each boot. "prealloc" = written blocks, "empty" = holes;
@@ -200,7 +200,7 @@ done
 
 cat <<HEAD
 
-## 4. Direct I/O (seed 003)
+## 4. Direct I/O reads (fio)
 
 fio \`direct=1 ioengine=libaio bs=4k iodepth=64 rw=read size=256M\`, KiB/s.
 

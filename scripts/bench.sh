@@ -1,6 +1,7 @@
 #!/bin/bash
-# make bench: the seeds' measurements, plain v7.3 (the pinned base) vs the
-# series, same config, same NVDIMMs. Each filesystem is measured
+# make bench: fault-around reads, mmap I/O, MAP_SYNC fault latency, direct
+# I/O, readers of one file and write(2), plain v7.3 (the pinned base) vs
+# the series, same config, same NVDIMMs. Each filesystem is measured
 # BENCH_REPS times (default 5) per kernel, the kernels alternating boot by
 # boot (v7.3, series, v7.3, series, ...), so that a drift of the machine
 # shows in both. Writes build/bench/{base,series}.txt (one BENCH line per
@@ -24,15 +25,10 @@ for v in "BENCH_REPS=$reps" "BENCH_ICOUNT_REPS=$icount_reps" \
 	'' | *[!0-9]*) die "$v: want a number (0 skips the pass)" ;;
 	esac
 done
-src=$("$TOP/scripts/apply-series.sh")
-base=$("$TOP/scripts/get-base.sh")
-
-# build PROFILE: v7.3 and the series with PROFILE, in obj-PROFILE-base
-# and obj-PROFILE.
-build() {
-	"$TOP/scripts/build-kernel.sh" "$base" "$BUILD/obj-$1-base" "$1"
-	"$TOP/scripts/build-kernel.sh" "$src" "$BUILD/obj-$1" "$1"
-}
+# The kernels of each profile, base and series (obj-PROFILE-base and
+# obj-PROFILE): the arrays default_images and nodebug_images.
+# shellcheck disable=SC2034 # read through boots()'s nameref
+declare -A default_images=() nodebug_images=()
 
 # base_warned OUT KERNEL FS RUN: whether the boot failed only because
 # v7.3's kernel log reports a problem (base_only_warned); its numbers
@@ -41,7 +37,7 @@ build() {
 base_warned() {
 	local log=$1/$2-$3-$4.log
 	base_only_warned "$2" "$log" || return 1
-	echo "$3 run $4: $(grep -m1 -E 'WARNING:|BUG:' "$log" | sed 's/^\[ *[0-9.]*\] //')" \
+	echo "$3 run $4: $(grep -m1 -E "$(kernel_complaints)" "$log" | sed 's/^\[ *[0-9.]*\] //')" \
 		>>"$1/base-warnings.txt"
 }
 
@@ -49,7 +45,8 @@ base_warned() {
 # and filesystem, kernels alternating, each running bench-guest.sh in MODE
 # (all or reads) with ICOUNT (0 or 1); BENCH lines to OUT/{base,series}.txt.
 boots() {
-	local out=$1 reps=$2 mode=$3 icount=$4 profile=$5 r fs k obj rc start=$SECONDS
+	local out=$1 reps=$2 mode=$3 icount=$4 profile=$5 r fs k rc start=$SECONDS
+	local -n images=${5}_images
 	# An instruction clock needs TCG (boot-guest.sh refuses ICOUNT=1 on KVM).
 	local accel=${ACCEL:-}
 	[ "$icount" = 0 ] || accel=tcg
@@ -58,11 +55,9 @@ boots() {
 	for r in $(seq "$reps"); do
 		for fs in ext4 xfs; do
 			for k in base series; do
-				obj=$BUILD/obj-$profile
-				[ "$k" = base ] && obj=$BUILD/obj-$profile-base
 				log "bench: run $r of $reps ($mode, icount $icount, $profile), $k on $fs ($((SECONDS - start))s)"
 				rc=0
-				ICOUNT=$icount ACCEL=$accel "$TOP/qemu-run.sh" --kernel "$obj/arch/x86/boot/bzImage" \
+				ICOUNT=$icount ACCEL=$accel "$TOP/qemu-run.sh" --kernel "${images[$k]}" \
 					--fs "$fs" --timeout 1800 -- "/harness/bench-guest.sh $fs $mode" \
 					>"$out/$k-$fs-$r.log" 2>&1 || rc=$?
 				[ "$rc" = 0 ] || base_warned "$out" "$k" "$fs" "$r" ||
@@ -76,9 +71,9 @@ boots() {
 }
 
 if [ "$reps" -gt 0 ] || [ "$icount_reps" -gt 0 ]; then
-	build default
+	ab_kernels default_images default base series
 fi
-[ "$nodebug_reps" -eq 0 ] || build nodebug
+[ "$nodebug_reps" -eq 0 ] || ab_kernels nodebug_images nodebug base series
 if [ "$reps" -gt 0 ]; then
 	boots "$BUILD/bench" "$reps" all 0 default
 	"$TOP/scripts/bench-report.sh" "$BUILD/bench/base.txt" "$BUILD/bench/series.txt" \

@@ -85,7 +85,7 @@ accel=${ACCEL:-$("$TOP/scripts/detect-accel.sh" "$kernel" "$initramfs")}
 case $accel in
 kvm) accelopt=kvm; cpu=(-cpu "host,-arch-capabilities") ;;
 # One TCG thread: multi-threaded TCG occasionally mishandles the int3
-# of x86 live code patching at boot (README, boot reliability).
+# of x86 live code patching at boot (Documentation/results-harness.md).
 tcg) accelopt=tcg,thread=single; cpu=() ;;
 *) die "ACCEL must be kvm or tcg, not '$accel'" ;;
 esac

@@ -11,7 +11,7 @@ set -uo pipefail
 checks=(
 	shellcheck        # every harness script passes shellcheck
 	verdict           # verdict.sh judges prepared guest logs right
-	series-files      # series and patches/ agree; patches/ is what regen gives
+	series-files      # series and patches/ agree; patches/ and selftests/dax are what regen gives
 	series-applies    # the series applies to the pinned base with git am
 	b4                # b4 am takes the series from a list mbox, in order
 	checkpatch        # checkpatch.pl --strict on the postings: no errors, no warnings
@@ -21,7 +21,7 @@ checks=(
 	bisect-build      # every patch builds (W=1, touched objects) in order
 	postings          # each posting: signed off by its poster alone, b4 takes it, applies and builds on its base
 	sparse            # sparse (C=2) on touched objects: nothing new vs base
-	sparse-bites      # the sparse check fails on a patch adding a warning
+	sparse-catches    # the sparse check fails on a patch adding a warning
 	selftests-build   # make -C tools/testing/selftests TARGETS=dax
 	bad-input         # the harness's own tests: bad input fails cleanly
 	guest-ext4        # dax kselftests in QEMU on ext4, lockdep, clean log
@@ -80,10 +80,11 @@ check_series-files() {
 	# Commit ids (the base's too) and the cover letter's date differ
 	# between trees; everything else must be identical.
 	diff -ru -I '^From [0-9a-f]\{40\} ' -I '^Date: ' -I '^base-commit: ' \
-		"$TOP/patches" "$tmp" --exclude=series &&
-		diff -u "$TOP/series" "$tmp/series" || rc=1
+		"$TOP/patches" "$tmp" --exclude=series --exclude=selftests &&
+		diff -u "$TOP/series" "$tmp/series" &&
+		diff -ru "$TOP/selftests/dax" "$tmp/selftests/dax" || rc=1
 	rm -rf "$tmp"
-	[ "$rc" = 0 ] || echo "patches/ differs from what scripts/regen-patches.sh makes (see diff above)"
+	[ "$rc" = 0 ] || echo "patches/, series or selftests/dax differ from what scripts/regen-patches.sh makes (see diff above; make regen)"
 	return "$rc"
 }
 
@@ -341,7 +342,7 @@ check_sparse() {
 # The sparse check fails on a patch that adds a sparse warning: a __user
 # pointer dereferenced in fs/dax.c, on top of the series, committed on a
 # detached HEAD of the bisect worktree (no branch moves).
-check_sparse-bites() {
+check_sparse-catches() {
 	local bad out rc
 	sparse_ready || return $?
 	git -C "$bwt" checkout -q --detach "$branch" || return 1

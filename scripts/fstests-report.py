@@ -31,6 +31,13 @@ def from_xunit(path):
     return res
 
 
+# What the kernel must never print (one list for the harness): a line of
+# it names why a boot did not finish.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       'kernel-complaints.txt')) as f:
+    COMPLAINTS = '|'.join(l.rstrip('\n') for l in f
+                          if l.strip() and not l.startswith('#'))
+
 TEST = re.compile(r'^((?:generic|xfs|ext4|shared)/\d+|fsx/[\w.-]+)\s+(.*)$')
 
 
@@ -67,7 +74,7 @@ def boot_result(d):
     if not done:
         console = os.path.join(d, 'console.log')
         ctext = open(console, errors='replace').read() if os.path.exists(console) else ''
-        m = re.search(r'^.*(Kernel panic|BUG:|Oops|TIMEOUT).*$', ctext + text, re.M)
+        m = re.search(r'^.*(%s|TIMEOUT).*$' % COMPLAINTS, ctext + text, re.M)
         problem = 'boot did not finish' + (': ' + m.group(0).strip()[:120] if m else '')
     res = from_check_log(log) if os.path.exists(log) else {}
     if xml:

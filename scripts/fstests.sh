@@ -1,9 +1,13 @@
 #!/bin/bash
-# Usage: fstests.sh [--kernels base,series] [--configs ext4,xfs,xfs-su2m,xfs-rmapbt] [-- TESTS...]
-# make fstests: fstests (from FSTESTS_SRC, see get-fstests.sh) in QEMU on
+# Usage: fstests.sh [--kernels base,series] [--kernel base|series=BZIMAGE]...
+#                   [--configs ext4,xfs,xfs-su2m,xfs-rmapbt] [-- TESTS...]
+# make fstests: fstests (from FSTESTS_SRC, see get-fstests.sh, with this
+# repository's tests of fstests/ put in) in QEMU on
 # the two fsdax NVDIMMs mounted -o dax=always, one boot per kernel and
 # configuration, on plain v7.3 (base) and on the series (series), both of
-# the default profile. TESTS are ./check arguments (test names, -g GROUP);
+# the default profile, built as make bench does unless --kernel
+# base=BZIMAGE or series=BZIMAGE names the image to boot for it (then
+# nothing is built for that kernel). TESTS are ./check arguments (test names, -g GROUP);
 # by default those of tests/fstests-selection; the word "fsx" among them
 # adds the fsx runs of tests/fsx-runs (reported as fsx/NAME) after
 # ./check. Writes per boot the logs
@@ -19,13 +23,23 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 all_configs=ext4,xfs,xfs-su2m,xfs-rmapbt
-kernels=base,series configs=$all_configs
+names=base,series configs=$all_configs
 tests=()
+declare -A image=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernels|--configs)
 		[ $# -ge 2 ] || die "$1 needs an argument"
-		[ "$1" = --kernels ] && kernels=$2 || configs=$2
+		[ "$1" = --kernels ] && names=$2 || configs=$2
+		shift ;;
+	--kernel)
+		[ $# -ge 2 ] || die "$1 needs an argument"
+		case $2 in
+		base=?*|series=?*) ;;
+		*) die "--kernel wants base=BZIMAGE or series=BZIMAGE, not '$2'" ;;
+		esac
+		[ -f "${2#*=}" ] || die "--kernel $2: no such file"
+		image[${2%%=*}]=$(realpath "${2#*=}")
 		shift ;;
 	--) shift; tests=("$@"); break ;;
 	*) die "unknown option '$1' (see the usage line in $0)" ;;
@@ -46,13 +60,10 @@ config_mkfs() {
 	esac
 }
 IFS=, read -r -a configs <<<"$configs"
-IFS=, read -r -a kernels <<<"$kernels"
 for c in "${configs[@]}"; do
 	config_fs "$c" >/dev/null || die "unknown configuration '$c' (${all_configs//,/, })"
 done
-for k in "${kernels[@]}"; do
-	case $k in base|series) ;; *) die "unknown kernel '$k' (base, series)" ;; esac
-done
+ab_names "$names"
 
 # The fsx runs (FSTESTS_FSX_RUNS: another list, for the harness's tests),
 # checked before anything is built.
@@ -109,10 +120,7 @@ done
 
 rootfs=$BUILD/fstests-root.img
 "$TOP/scripts/mkrootfs.sh" "$rootfs" "$fst"
-declare -A image
-for k in "${kernels[@]}"; do
-	image[$k]=$(built_kernel "$k")
-done
+ab_kernels image default "${kernels[@]}"
 
 # One boot: kernel $1, configuration $2, logs and results in $3.
 boot_one() {

@@ -60,6 +60,12 @@ tap_check() {
 	fi
 }
 
+# The kernel log lines that fail a run (scripts/kernel-complaints.txt),
+# as one extended regular expression for grep -E.
+kernel_complaints() {
+	sed -e '/^#/d' -e '/^$/d' "$TOP/scripts/kernel-complaints.txt" | paste -sd '|'
+}
+
 # The patch files named in ./series, in order, one per line.
 series_patches() {
 	sed 's/#.*//; /^[[:space:]]*$/d' "$TOP/series"
@@ -113,9 +119,8 @@ private_apt() {
 }
 
 # built_kernel base|series [PROFILE]: build PROFILE (default: default) of
-# plain v7.3 (obj-PROFILE-base) or of the series (obj-PROFILE), as make
-# bench and make bites do, showing progress on stderr; print the bzImage
-# path.
+# plain v7.3 (obj-PROFILE-base) or of the series (obj-PROFILE), showing
+# progress on stderr; print the bzImage path.
 built_kernel() {
 	local profile=${2:-default} src obj
 	case $1 in
@@ -125,6 +130,31 @@ built_kernel() {
 	esac || return
 	"$TOP/scripts/build-kernel.sh" "$src" "$obj" "$profile" >&2 || return
 	echo "$obj/arch/x86/boot/bzImage"
+}
+
+# The A/B runs (make bench, fails-on-base, fstests, ndctl, profile) boot
+# plain v7.3, "base", against "series". ab_names LIST: the names of the
+# comma-separated LIST into the caller's array kernels; dies on others.
+ab_names() {
+	local k
+	IFS=, read -r -a kernels <<<"$1"
+	for k in "${kernels[@]}"; do
+		case $k in base|series) ;; *) die "unknown kernel '$k' (base, series)" ;; esac
+	done
+}
+
+# ab_kernels IMAGES PROFILE NAME...: for each NAME (base or series), set
+# IMAGES[NAME] (IMAGES: the caller's associative array) to the bzImage of
+# PROFILE to boot, built by built_kernel, unless the caller has already
+# put one there (its --kernel NAME=BZIMAGE).
+ab_kernels() {
+	local -n ab_images=$1
+	local profile=$2 k
+	shift 2
+	for k in "$@"; do
+		[ -z "${ab_images["$k"]:-}" ] || continue
+		ab_images["$k"]=$(built_kernel "$k" "$profile") || return
+	done
 }
 
 # base_only_warned KERNEL LOG: whether a boot of KERNEL (base or series)

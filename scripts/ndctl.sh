@@ -21,7 +21,7 @@
 # Writes per boot the logs (results.log,
 # console.log, each test's output under ndctl-logs/) under
 # $BUILD/logs/ndctl-TIME/KERNEL and a table test -> result per kernel to
-# .../summary.md, which it prints. A kernel complaint (verdict.sh's list)
+# .../summary.md, which it prints. A kernel complaint (scripts/kernel-complaints.txt)
 # logged while a test ran is added to its result. Exit 0 when every test
 # that ran on the series passed, or failed on the base too; 1 otherwise;
 # 2 setup error. Environment: NDCTL_TIMEOUT (s, one test, default 900),
@@ -30,14 +30,14 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-kernels=base,series
+names=base,series
 declare -A image=()
 tests=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernels)
 		[ $# -ge 2 ] || die "$1 needs an argument"
-		kernels=$2; shift ;;
+		names=$2; shift ;;
 	--kernel)
 		[ $# -ge 2 ] || die "$1 needs an argument"
 		case $2 in
@@ -52,10 +52,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-IFS=, read -r -a kernels <<<"$kernels"
-for k in "${kernels[@]}"; do
-	case $k in base|series) ;; *) die "unknown kernel '$k' (base, series)" ;; esac
-done
+ab_names "$names"
 need_tools debugfs awk
 
 ndctl=$("$TOP/scripts/get-ndctl.sh")
@@ -67,23 +64,17 @@ if [ ${#tests[@]} -eq 0 ]; then
 fi
 rootfs=$BUILD/ndctl-root.img
 "$TOP/scripts/mkrootfs.sh" "$rootfs" - "$ndctl"
-kernel_image() {
-	if [ -n "${image[$1]:-}" ]; then
-		echo "${image[$1]}"
-		return
-	fi
-	built_kernel "$1"
-}
+ab_kernels image default "${kernels[@]}"
 # The kernel complaints verdict.sh fails a run for: the one list.
-kernel_bad=$(sed -n "s/^kernel_bad='\(.*\)'$/\1/p" "$TOP/scripts/verdict.sh")
-[ -n "$kernel_bad" ] || die "no kernel_bad list in scripts/verdict.sh"
+kernel_bad=$(kernel_complaints)
+[ -n "$kernel_bad" ] || die "no patterns in scripts/kernel-complaints.txt"
 
 top=$BUILD/logs/ndctl-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$top"
 log "ndctl $NDCTL_VERSION tests: ${tests[*]}"
 log "logs: $top"
 for k in "${kernels[@]}"; do
-	img=$(kernel_image "$k")
+	img=${image[$k]}
 	dir=$top/$k
 	mkdir -p "$dir"
 	echo "$img" >"$dir/kernel"

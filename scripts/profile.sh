@@ -60,20 +60,22 @@ mkdir -p "$out"
 mark=5a5a00000000
 
 # Each run: kernel, case and the report's name for it.
+declare -A image=()
 if [ -n "$against" ]; then
 	runs="series:$against:$against series:$case:$case"
+	ab_kernels image "$profile" series
 else
 	runs="base:$case:v7.3 series:$case:series"
+	ab_kernels image "$profile" base series
 fi
 n=0
 for run in $runs; do
 	IFS=: read -r k c name <<<"$run"
 	n=$((n + 1))
-	image=$(built_kernel "$k" "$profile")
 	rm -f "$out/$n.tb"
 	log "profiling $k ($profile) on $fs: $c"
 	ICOUNT=1 ACCEL=tcg QEMU_PLUGIN="$plugin,mark=$mark,out=$out/$n.tb" \
-		"$TOP/qemu-run.sh" --kernel "$image" --fs "$fs" \
+		"$TOP/qemu-run.sh" --kernel "${image[$k]}" --fs "$fs" \
 		--append nokaslr --timeout 1800 -- \
 		"DAX_BENCH_MARK=$fs-$c /harness/bench-guest.sh $fs reads" \
 		>"$out/$n.log" 2>&1 || base_only_warned "$k" "$out/$n.log" ||
@@ -86,7 +88,7 @@ for run in $runs; do
 	grep "^BENCH $fs-$bench " "$out/$n.log" | cut -d' ' -f2- >"$out/$n.bench" ||
 		die "$k: no BENCH line for $fs-$bench in $out/$n.log"
 	echo "$name $c" >"$out/$n.name"
-	cp "${image%/arch/x86/boot/bzImage}/System.map" "$out/$n.map"
+	cp "${image[$k]%/arch/x86/boot/bzImage}/System.map" "$out/$n.map"
 done
 
 python3 - "$out" >"$out/report.txt" <<'PY'

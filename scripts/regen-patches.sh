@@ -2,17 +2,19 @@
 # Usage: regen-patches.sh [TREE [OUTDIR]]
 # The round trip: turn the commits on TREE (default $BUILD/series) since
 # the base into patches/ (git format-patch --cover-letter --base) and the
-# order into ./series. The cover letter comes from
-# Documentation/cover-letter.txt (first line: subject). With OUTDIR, write
-# there instead (make check compares that with what is committed).
+# order into ./series, and copy the kselftests as the series leaves them
+# (tools/testing/selftests/dax/ of TREE's HEAD) to selftests/dax/. The
+# cover letter comes from Documentation/cover-letter.txt (first line:
+# subject). With OUTDIR, write all of it there instead (OUTDIR/series,
+# OUTDIR/selftests/dax: make check compares that with what is committed).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 tree=${1:-$BUILD/series}
 [ -z "${KERNEL_SRC:-}" ] || [ $# -ge 1 ] || tree=$BUILD/series-user
 outdir=${2:-$TOP/patches}
-seriesfile=$TOP/series
-[ $# -ge 2 ] && seriesfile=$outdir/series
+seriesfile=$TOP/series seldir=$TOP/selftests/dax
+[ $# -ge 2 ] && seriesfile=$outdir/series seldir=$outdir/selftests/dax
 git -C "$tree" rev-parse --git-dir >/dev/null 2>&1 || die "$tree is not a git tree"
 if [ -n "${KERNEL_SRC:-}" ]; then
 	base=$(git -C "$KERNEL_SRC" rev-parse --verify "${KERNEL_BASE:-HEAD}^{commit}")
@@ -87,6 +89,13 @@ cp "$tmp"/*.patch "$outdir/"
 for p in "$outdir"/*.patch; do
 	case ${p##*/} in 0000-*) ;; *) echo "${p##*/}" ;; esac
 done >"$seriesfile"
+# The kselftests as files, for readers who do not apply the series.
+git -C "$tree" cat-file -e HEAD:tools/testing/selftests/dax 2>/dev/null ||
+	die "$tree has no tools/testing/selftests/dax"
+rm -rf "$seldir"
+mkdir -p "$seldir"
+git -C "$tree" archive HEAD tools/testing/selftests/dax |
+	tar -x -C "$seldir" --strip-components=4
 # The tree now holds exactly the series: let apply-series.sh reuse it.
 if [ "$outdir" = "$TOP/patches" ]; then
 	echo "$(series_hash "$base") $(git -C "$tree" rev-parse HEAD)" >"$tree.stamp"

@@ -13,12 +13,13 @@ fi
 n=$1 fs=$2 kernel=$3
 shift 4
 pass=0 fail=0
+complaints=$(kernel_complaints)
 for i in $(seq 1 "$n"); do
 	rc=0
 	"$TOP/qemu-run.sh" --fs "$fs" --kernel "$kernel" --timeout 600 -- "$*" \
 		>"$BUILD/repeat.log" 2>&1 || rc=$?
 	echo "run $i: exit $rc: $(grep '^VERDICT' "$BUILD/repeat.log")"
-	grep -m1 -E 'WARNING:|BUG:|Oops|circular' "$BUILD/repeat.log" | sed 's/^/    /'
+	grep -m1 -E "$complaints" "$BUILD/repeat.log" | sed 's/^/    /'
 	if [ "$rc" = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
 echo "$pass passed, $fail failed"

@@ -12,10 +12,10 @@
 # results at all.
 #
 # Exit: 0 pass; 1 a test failed, a case is missing or skipped against
-# the list, the kernel complained (lockdep, WARNING, BUG, Oops, KASAN,
-# RCU stall, soft lockup, hung task, panic...) or the guest never
-# finished; 2 guest setup error and nothing worse; 4 every case ran was
-# an expected skip.
+# the list, the kernel complained (a line of scripts/kernel-complaints.txt:
+# lockdep, WARNING, BUG, Oops, KASAN, RCU stall, hung task...) or the
+# guest never finished; 2 guest setup error and nothing worse; 4 every
+# case ran was an expected skip.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -31,7 +31,8 @@ HARNESS_MODE='' HARNESS_FS='' HARNESS_TESTS=''
 expected=${EXPECTED_CASES:-$TOP/tests/expected-cases}
 
 # What the kernel must never print during a run.
-kernel_bad='possible circular locking dependency|inconsistent lock state|suspicious RCU usage|held lock freed|possible recursive locking|lock held when returning|BUG: |WARNING: |Oops|Kernel panic|general protection fault|KASAN: |UBSAN: |blocked for more than|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu: INFO: .* detected stalls|self-detected stall|detected stalls on CPUs|workqueue lockup|list_add corruption|list_del corruption|list corruption|page dumped because|VM_BUG_ON'
+kernel_bad=$(kernel_complaints)
+[ -n "$kernel_bad" ] || die "no patterns in scripts/kernel-complaints.txt"
 
 verdict() {
 	printf 'VERDICT %s: %s\n' "$label" "$*"

@@ -1,0 +1,786 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fs-DAX fault-around: a read fault maps the pages of the fault-around
+ * window along with the faulting one, both on the first read of a file and
+ * through later mappings, and does so only where a fault would map the same
+ * page read-only.  The window is fault_around_bytes (64 KiB by default) and
+ * doubles on each read fault right after the previous window, up to a page
+ * table; MADV_SEQUENTIAL takes a page table at once, MADV_RANDOM turns
+ * fault-around off.
+ *
+ * Fault counts come from getrusage() minor faults.  The mappings are placed
+ * so that no PMD can be used.  Tests that change fault_around_bytes need
+ * debugfs and restore the old value.
+ *
+ * The fa tests skip on a kernel without DAX fault-around
+ * (dax_has_fault_around(); DAX_FAULT_AROUND=1 runs them there).
+ *
+ * The unbind tests make a filesystem of the test directory's type on the
+ * SCRATCH device (DAX_SCRATCH_DEV, mounted on DAX_SCRATCH_DIR), unbind its
+ * pmem namespace and bind it again: DAX_SCRATCH_DEV is overwritten.  One
+ * of them adds a bad block to its pmem disk first (its badblocks file).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+
+#include "kselftest_harness.h"
+#include "dax_util.h"
+
+#define WINDOW		(64 * 1024)	/* fault_around_bytes for these tests */
+#define SMALL_FILE	(64 * 1024)
+#define BIG_FILE	(64UL << 20)
+
+FIXTURE(fa)
+{
+	int fd;
+	size_t ps;
+	uint64_t seed;
+	long saved;		/* fault_around_bytes to restore, or -1 */
+};
+
+FIXTURE_VARIANT(fa)
+{
+	int flags;
+	bool shared;		/* writes reach the file */
+};
+
+FIXTURE_VARIANT_ADD(fa, shared)
+{
+	.flags = MAP_SHARED,
+	.shared = true,
+};
+
+FIXTURE_VARIANT_ADD(fa, private)
+{
+	.flags = MAP_PRIVATE,
+	.shared = false,
+};
+
+FIXTURE_VARIANT_ADD(fa, sync)
+{
+	.flags = MAP_SHARED_VALIDATE | MAP_SYNC,
+	.shared = true,
+};
+
+FIXTURE_SETUP(fa)
+{
+	const char *dir;
+	char why[256];
+	void *p;
+
+	self->fd = -1;
+	self->saved = dax_fault_around_get();
+	dir = dax_check_dir(why, sizeof(why));
+	if (!dir)
+		SKIP(return, "%s", why);
+	if (!dax_has_fault_around(why, sizeof(why)))
+		SKIP(return, "%s", why);
+	if (self->saved < 0)
+		SKIP(return, "no /sys/kernel/debug/fault_around_bytes (debugfs)");
+	self->ps = dax_page_size();
+	if (WINDOW < 16 * self->ps)
+		SKIP(return, "the counts assume 16 pages in a %d KiB window, not %zu KiB pages",
+		     WINDOW >> 10, self->ps >> 10);
+	ASSERT_EQ(0, dax_fault_around_set(WINDOW));
+	self->seed = (uint64_t)time(NULL) << 16 ^ getpid();
+	self->fd = dax_tmpfile(dir, 0);
+	ASSERT_LE(0, self->fd) TH_LOG("cannot create a file in %s: %s", dir,
+				      strerror(-self->fd));
+	if (variant->flags & MAP_SYNC) {
+		p = mmap(NULL, self->ps, PROT_READ, variant->flags, self->fd, 0);
+		if (p == MAP_FAILED && errno == EOPNOTSUPP)
+			SKIP(return, "MAP_SYNC not supported (asynchronous DAX device?)");
+		if (p != MAP_FAILED)
+			munmap(p, self->ps);
+	}
+}
+
+FIXTURE_TEARDOWN(fa)
+{
+	if (self->saved > 0)
+		dax_fault_around_set(self->saved);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+static char *map_pte(int fd, int flags, size_t len, int prot)
+{
+	return dax_map_file_at(fd, len, prot, flags, 0, false);
+}
+
+/* Faults taken to read one word of each page of @p in the given order. */
+static long read_faults(const char *p, size_t npages, size_t ps, const size_t *order)
+{
+	long before = dax_minor_faults();
+	size_t i;
+
+	for (i = 0; i < npages; i++)
+		dax_touch(p + (order ? order[i] : i) * ps);
+	return dax_minor_faults() - before;
+}
+
+/*
+ * Read a file of @size sequentially (or in the random @order) through two
+ * fresh mappings, one after the other, and return both fault counts.
+ */
+static void count_two_mappings(struct __test_metadata *_metadata, int fd, int flags,
+			       size_t size, const size_t *order, uint64_t seed,
+			       long faults[2])
+{
+	size_t ps = dax_page_size(), npages = size / ps;
+	char *p;
+	int m;
+
+	for (m = 0; m < 2; m++) {
+		p = map_pte(fd, flags, size, PROT_READ);
+		ASSERT_NE(MAP_FAILED, p);
+		faults[m] = read_faults(p, npages, ps, order);
+		EXPECT_EQ(-1, dax_verify(p, npages, seed, 0));
+		munmap(p, size);
+	}
+}
+
+/* Page tables that a mapping of @size placed by map_pte() spans. */
+static long pte_tables(size_t size)
+{
+	size_t table = dax_pmd_size();
+
+	return (DAX_PTE_COLOUR + size + table - 1) / table;
+}
+
+/* Faults to grow the window from fault_around_bytes to a page table. */
+static long ramp_faults(void)
+{
+	long n = 0;
+	size_t w;
+
+	for (w = WINDOW; w < dax_pmd_size(); w *= 2)
+		n++;
+	return n;
+}
+
+/*
+ * Sequential reads: the window grows from fault_around_bytes to a page
+ * table, so a read takes one fault per page table plus the few that grow
+ * it, on the first read of the file as through a later mapping (never more
+ * than one per fault_around_bytes); one fault per page without fault-around.
+ */
+TEST_F_TIMEOUT(fa, sequential_counts, 120)
+{
+	const size_t sizes[] = { SMALL_FILE, BIG_FILE };
+	long npages, windows, tables, faults[2];
+	size_t s;
+
+	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+		npages = sizes[s] / self->ps;
+		windows = sizes[s] / WINDOW;
+		tables = pte_tables(sizes[s]);
+
+		ASSERT_EQ(0, ftruncate(self->fd, 0));
+		ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
+		ASSERT_EQ(0, dax_fault_around_set(WINDOW));
+		count_two_mappings(_metadata, self->fd, variant->flags, sizes[s],
+				   NULL, self->seed, faults);
+		TH_LOG("%zu KiB, fault_around_bytes %d: %ld then %ld faults for %ld pages",
+		       sizes[s] >> 10, WINDOW, faults[0], faults[1], npages);
+		EXPECT_LE(faults[0], windows + 2);
+		EXPECT_LE(faults[1], windows + 2);
+		/*
+		 * The first read also stops where an extent ends; either read
+		 * where dax_map_pages() left a window to ->fault() because the
+		 * CPU or the page table lock was wanted.
+		 */
+		EXPECT_LE(faults[0], tables + ramp_faults() + 4);
+		EXPECT_LE(faults[1], tables + ramp_faults() + 2);
+		EXPECT_LE(tables, faults[0]);
+		/* It grows one step per fault, in the first page table. */
+		if (tables > 1)
+			EXPECT_LE(tables + ramp_faults() - 1, faults[1]);
+
+		/* fault_around_bytes = 4096 turns it off. */
+		ASSERT_EQ(0, ftruncate(self->fd, 0));
+		ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
+		ASSERT_EQ(0, dax_fault_around_set(self->ps));
+		count_two_mappings(_metadata, self->fd, variant->flags, sizes[s],
+				   NULL, self->seed, faults);
+		TH_LOG("%zu KiB, fault_around_bytes %zu: %ld then %ld faults",
+		       sizes[s] >> 10, self->ps, faults[0], faults[1]);
+		EXPECT_LE(npages, faults[0]);
+		EXPECT_LE(npages, faults[1]);
+	}
+}
+
+/*
+ * Random single-page reads take fewer faults than pages, and keep the
+ * fault_around_bytes window, also right after a sequential read through the
+ * same open file grew it: through a second mapping, where every page has an
+ * entry, one fault per window, not fewer (a window that grew or stayed
+ * grown) and not more (one that shrank).  The slack: a random fault lands
+ * right after the previous window now and then and doubles it once, and
+ * dax_map_pages() may leave part of such a window to ->fault().  The first
+ * fault in a page table that has none yet is served by fault-around too,
+ * which installs the page table: no extra fault per page table.
+ */
+TEST_F_TIMEOUT(fa, random_counts, 120)
+{
+	size_t npages = BIG_FILE / self->ps, i, j, t;
+	unsigned int rnd = self->seed;
+	size_t *order;
+	long faults[2];
+
+	order = malloc(npages * sizeof(*order));
+	ASSERT_NE(NULL, order);
+	for (i = 0; i < npages; i++)
+		order[i] = i;
+	for (i = npages - 1; i > 0; i--) {
+		j = rand_r(&rnd) % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
+	count_two_mappings(_metadata, self->fd, variant->flags, BIG_FILE, NULL,
+			   self->seed, faults);
+	/* Drop the entries (not the window) for a first read again. */
+	ASSERT_EQ(0, ftruncate(self->fd, 0));
+	ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
+	count_two_mappings(_metadata, self->fd, variant->flags, BIG_FILE, order,
+			   self->seed, faults);
+	free(order);
+	TH_LOG("random: %ld then %ld faults for %zu pages", faults[0], faults[1], npages);
+	EXPECT_GT((long)npages / 2, faults[0]);
+	EXPECT_GT((long)npages / 2, faults[1]);
+	EXPECT_LE((long)(BIG_FILE / WINDOW) * 15 / 16, faults[1]);
+	EXPECT_LE(faults[1], (long)(BIG_FILE / WINDOW) + 8);
+}
+
+/*
+ * madvise() hints: MADV_SEQUENTIAL maps the largest window from the first
+ * fault, so a read takes fewer faults than without the hint, and at least
+ * one per page table (at most two: the first fault in a page table that
+ * has none yet is left to ->fault(), which maps only to the end of the
+ * faulting page's extent); MADV_RANDOM maps only the faulting page.
+ */
+TEST_F_TIMEOUT(fa, madvise_hints, 120)
+{
+	static const int advice[] = { MADV_NORMAL, MADV_SEQUENTIAL, MADV_RANDOM };
+	static const char * const name[] = {
+		"MADV_NORMAL", "MADV_SEQUENTIAL", "MADV_RANDOM"
+	};
+	size_t size = 8 * dax_pmd_size(), npages = size / self->ps, a;
+	long tables = pte_tables(size), faults[3][2];
+	int m;
+	char *p;
+
+	for (a = 0; a < ARRAY_SIZE(advice); a++) {
+		ASSERT_EQ(0, ftruncate(self->fd, 0));
+		ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
+		for (m = 0; m < 2; m++) {
+			p = map_pte(self->fd, variant->flags, size, PROT_READ);
+			ASSERT_NE(MAP_FAILED, p);
+			ASSERT_EQ(0, madvise(p, size, advice[a]));
+			faults[a][m] = read_faults(p, npages, self->ps, NULL);
+			EXPECT_EQ(-1, dax_verify(p, npages, self->seed, 0));
+			munmap(p, size);
+		}
+		TH_LOG("%s: %ld then %ld faults for %zu pages, %ld page tables",
+		       name[a], faults[a][0], faults[a][1], npages, tables);
+	}
+	for (m = 0; m < 2; m++) {
+		EXPECT_LT(faults[1][m], faults[0][m]);
+		EXPECT_LE(tables, faults[1][m]);
+		EXPECT_LE(faults[1][m], 2 * tables);
+		EXPECT_EQ((long)npages, faults[2][m]);
+	}
+}
+
+/*
+ * Map a 16-page file with pattern data and read its first page, which must
+ * map the other 15 by fault-around: reading them takes no fault.
+ */
+static char *map_around(struct __test_metadata *_metadata, int fd, int flags,
+			int prot, size_t npages)
+{
+	size_t ps = dax_page_size();
+	char *p;
+
+	p = map_pte(fd, flags, npages * ps, prot);
+	if (p == MAP_FAILED)
+		return p;
+	dax_touch(p);
+	EXPECT_EQ(0, read_faults(p + ps, npages - 1, ps, NULL))
+		TH_LOG("pages after the first were not mapped by fault-around");
+	return p;
+}
+
+TEST_F(fa, truncate_sigbus)
+{
+	size_t ps = self->ps, npages = WINDOW / ps;
+	char *p;
+
+	ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
+	p = map_around(_metadata, self->fd, variant->flags, PROT_READ, npages);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, ftruncate(self->fd, 4 * ps));
+	EXPECT_EQ(-EFAULT, dax_probe_read(p + 8 * ps, NULL));
+	EXPECT_EQ(-EFAULT, dax_probe_read(p + (npages - 1) * ps, NULL));
+	EXPECT_EQ(0, dax_probe_read(p + 3 * ps, NULL));
+	EXPECT_EQ(-1, dax_verify(p, 4, self->seed, 0));
+	munmap(p, npages * ps);
+}
+
+TEST_F(fa, punch_zaps)
+{
+	size_t ps = self->ps, npages = WINDOW / ps;
+	char *p;
+
+	ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
+	p = map_around(_metadata, self->fd, variant->flags, PROT_READ, npages);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, fallocate(self->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       4 * ps, 4 * ps));
+	EXPECT_TRUE(dax_is_zero(p + 4 * ps, 4 * ps));
+	EXPECT_EQ(-1, dax_verify(p, 4, self->seed, 0));
+	EXPECT_EQ(-1, dax_verify(p + 8 * ps, npages - 8, self->seed, 8));
+	munmap(p, npages * ps);
+}
+
+/*
+ * Holes and unwritten extents read zeros even when fault-around maps their
+ * neighbours, and even where the media still holds old data: the unwritten
+ * pages are on blocks of the file's old data (the test skips if none is).
+ */
+TEST_F(fa, holes_unwritten_zero)
+{
+	size_t ps = self->ps, npages = WINDOW / ps;
+	long reused;
+	char *p;
+
+	ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
+	ASSERT_EQ(0, fsync(self->fd));
+	reused = dax_unwritten_over_old_data(self->fd, self->seed, 8, npages - 8);
+	if (reused == -EOPNOTSUPP)
+		SKIP(return, "fallocate() or FIEMAP not supported");
+	ASSERT_LE(0, reused) TH_LOG("unwritten extents: %s", strerror(-reused));
+	ASSERT_EQ(0, fallocate(self->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       ps, 7 * ps));
+	TH_LOG("%ld of %zu unwritten pages are on blocks of the old data",
+	       reused, npages - 8);
+	if (!reused)
+		SKIP(return, "no block of the old data stayed: old data cannot show");
+
+	p = map_pte(self->fd, variant->flags, npages * ps, PROT_READ);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, dax_verify(p, 1, self->seed, 0));
+	EXPECT_TRUE(dax_is_zero(p + ps, (npages - 1) * ps));
+	munmap(p, npages * ps);
+}
+
+/* RssFile of /proc/self/status in kB (an exact sum of the mm counter), or -1. */
+static long rss_file_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssFile: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * The mm's file RSS counter counts each page that fault-around maps, once:
+ * on the first read of a file (first touch creates the entries) and through
+ * a second mapping (dax_map_pages() maps the entries), RssFile grows by the
+ * mapping's smaps Rss, which counts its present PTEs but not the zero page
+ * of a hole (nor does the counter), and munmap() takes as much off.
+ * mlockall() maps the test's own file pages first, so that none of them is
+ * faulted in while the counter is watched.
+ */
+TEST_F_TIMEOUT(fa, rss_counts_mapped_pages, 120)
+{
+	size_t ps = self->ps, npages = (4UL << 20) / ps, hole = npages / 2;
+	long before, after, rss;
+	char *p;
+	int m;
+
+	ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
+	ASSERT_EQ(0, fallocate(self->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       hole * ps, 4 * ps));
+	if (mlockall(MCL_CURRENT))
+		SKIP(return, "mlockall: %s", strerror(errno));
+	/* The calls below, once, before the counter is watched. */
+	ASSERT_LE(0, rss_file_kb());
+	p = map_pte(self->fd, variant->flags, ps, PROT_READ);
+	ASSERT_NE(MAP_FAILED, p);
+	dax_smaps_field_kb(p, "Rss:");
+	munmap(p, ps);
+
+	for (m = 0; m < 2; m++) {
+		before = rss_file_kb();
+		p = map_pte(self->fd, variant->flags, npages * ps, PROT_READ);
+		ASSERT_NE(MAP_FAILED, p);
+		EXPECT_GT((long)npages, read_faults(p, npages, ps, NULL));
+		rss = dax_smaps_field_kb(p, "Rss:");
+		after = rss_file_kb();
+		TH_LOG("mapping %d: RssFile %ld -> %ld kB, the mapping's Rss %ld kB",
+		       m + 1, before, after, rss);
+		EXPECT_EQ((long)((npages - 4) * ps >> 10), rss);
+		EXPECT_EQ(rss, after - before);
+		EXPECT_EQ(-1, dax_verify(p, hole, self->seed, 0));
+		EXPECT_TRUE(dax_is_zero(p + hole * ps, 4 * ps));
+		EXPECT_EQ(-1, dax_verify(p + (hole + 4) * ps, npages - hole - 4,
+					 self->seed, hole + 4));
+		munmap(p, npages * ps);
+		EXPECT_EQ(before, rss_file_kb());
+	}
+	munlockall();
+}
+
+/*
+ * A page mapped by fault-around is mapped read-only: writing it takes a
+ * write fault, which updates mtime (shared mappings), and the data reaches
+ * the file (shared) or only the private copy (private).
+ */
+TEST_F(fa, write_after_fault_around)
+{
+	size_t ps = self->ps, npages = WINDOW / ps;
+	struct stat before, after;
+	struct timespec delay = { .tv_nsec = 50 * 1000 * 1000 };
+	char *p, *buf;
+	long faults;
+
+	ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
+	p = map_around(_metadata, self->fd, variant->flags, PROT_READ | PROT_WRITE, npages);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, fstat(self->fd, &before));
+	nanosleep(&delay, NULL);
+
+	faults = dax_minor_faults();
+	dax_fill(p + 3 * ps, 1, self->seed + 1, 3);
+	EXPECT_LE(1, dax_minor_faults() - faults)
+		TH_LOG("a write to a page mapped by fault-around took no fault");
+	ASSERT_EQ(0, msync(p, npages * ps, MS_SYNC));
+	ASSERT_EQ(0, fstat(self->fd, &after));
+
+	buf = malloc(ps);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ((ssize_t)ps, pread(self->fd, buf, ps, 3 * ps));
+	if (variant->shared) {
+		EXPECT_EQ(-1, dax_verify(buf, 1, self->seed + 1, 3));
+		EXPECT_TRUE(after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+			    after.st_mtim.tv_nsec != before.st_mtim.tv_nsec);
+	} else {
+		EXPECT_EQ(-1, dax_verify(buf, 1, self->seed, 3));
+		EXPECT_EQ(-1, dax_verify(p + 3 * ps, 1, self->seed + 1, 3));
+	}
+	/* The neighbours are still the file's data. */
+	EXPECT_EQ(-1, dax_verify(p + 4 * ps, npages - 4, self->seed, 4));
+	free(buf);
+	munmap(p, npages * ps);
+}
+
+#define ND_PMEM		"/sys/bus/nd/drivers/nd_pmem"
+#define UNBIND_PAGES	64
+
+FIXTURE(unbind)
+{
+	const char *dev, *dir;
+	char nd[64];		/* the namespace's nd device: pfn1.0 */
+	bool mounted, unbound;
+};
+
+static int write_sysfs(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The nd device that provides block device @dev, bound to nd_pmem. */
+static int nd_pmem_of(const char *dev, char *nd, size_t len)
+{
+	char path[PATH_MAX], link[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/class/block/%s/device", basename(dev));
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return -errno;
+	link[n] = '\0';
+	if (strlen(basename(link)) >= len)
+		return -ENAMETOOLONG;
+	strcpy(nd, basename(link));
+	snprintf(path, sizeof(path), ND_PMEM "/%s", nd);
+	return access(path, F_OK) ? -ENODEV : 0;
+}
+
+/* Bind the namespace again and wait for its block device to come back. */
+static int rebind(const char *dev, const char *nd)
+{
+	int ret = write_sysfs(ND_PMEM "/bind", nd), i;
+
+	for (i = 0; !ret && i < 100 && access(dev, F_OK); i++)
+		usleep(50 * 1000);
+	return ret ?: access(dev, F_OK) ? -ENODEV : 0;
+}
+
+FIXTURE_SETUP(unbind)
+{
+	const char *fstype, *mkfs, *test_dir;
+	char why[256], cmd[PATH_MAX];
+	struct statfs sfs;
+	int ret;
+
+	self->dev = getenv("DAX_SCRATCH_DEV");
+	self->dir = getenv("DAX_SCRATCH_DIR");
+	test_dir = dax_check_dir(why, sizeof(why));
+	if (!test_dir)
+		SKIP(return, "%s", why);
+	if (!self->dev || !self->dir)
+		SKIP(return, "DAX_SCRATCH_DEV and DAX_SCRATCH_DIR not set");
+	if (geteuid())
+		SKIP(return, "unbinding a namespace needs root");
+	ret = nd_pmem_of(self->dev, self->nd, sizeof(self->nd));
+	if (ret)
+		SKIP(return, "%s is not a pmem namespace of nd_pmem: %s", self->dev,
+		     strerror(-ret));
+	ASSERT_EQ(0, statfs(test_dir, &sfs));
+	switch (sfs.f_type) {
+	case 0xef53:
+		fstype = "ext4";
+		mkfs = "mkfs.ext4 -q -F";
+		break;
+	case 0x58465342:
+		fstype = "xfs";
+		mkfs = "mkfs.xfs -q -f";
+		break;
+	default:
+		SKIP(return, "%s is neither ext4 nor xfs", test_dir);
+	}
+	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null", mkfs, self->dev);
+	ret = system(cmd);
+	if (WIFEXITED(ret) && WEXITSTATUS(ret) == 127)
+		SKIP(return, "no %.*s", (int)strcspn(mkfs, " "), mkfs);
+	ASSERT_EQ(0, ret) TH_LOG("%s failed", cmd);
+	mkdir(self->dir, 0755);
+	ASSERT_EQ(0, mount(self->dev, self->dir, fstype, 0, "dax=always"))
+		TH_LOG("mount %s on %s: %s", self->dev, self->dir, strerror(errno));
+	self->mounted = true;
+	if (dax_dir_is_dax(self->dir) != 1) {
+		umount(self->dir);
+		self->mounted = false;
+		ASSERT_TRUE(false) TH_LOG("%s is not DAX after mounting with dax=always",
+					  self->dir);
+	}
+}
+
+/* In the parent: the device must come back even if the test crashed. */
+FIXTURE_TEARDOWN_PARENT(unbind)
+{
+	/*
+	 * Bind first: unmounting evicts the files, which walks their DAX
+	 * entries, and the struct pages of those went away with the device
+	 * (v7.3 oopses in dax_layout_busy_page_range() then).  Binding the
+	 * namespace again gives the same pfns struct pages again.
+	 */
+	if (self->unbound && rebind(self->dev, self->nd))
+		TH_LOG("cannot bind %s again; %s stays mounted", self->nd, self->dir);
+	else if (self->mounted)
+		umount(self->dir);
+}
+
+/*
+ * Once the namespace under a mounted filesystem is unbound, a read fault
+ * fails (SIGBUS: the filesystem is shut down, dax_direct_access() fails).
+ * Fault-around must not map the pfns that the file's DAX entries still hold
+ * either: their struct pages are gone, and the storage may be given to
+ * another user.  The entries are made by reading the file through a mapping;
+ * MADV_DONTNEED then drops the page table entries but not the DAX entries,
+ * so each read after the unbind goes through fault-around.
+ */
+TEST_F_TIMEOUT(unbind, no_mapping_of_a_dead_device, 120)
+{
+	size_t ps = dax_page_size(), len = UNBIND_PAGES * ps, i;
+	uint64_t seed = (uint64_t)time(NULL) << 16 ^ getpid();
+	size_t readable = 0, present = 0;
+	char path[PATH_MAX], *p;
+	int fd;
+
+	/*
+	 * A named file: the last close of an unlinked one would evict it
+	 * while the device is away, as unmounting would (see the teardown).
+	 */
+	snprintf(path, sizeof(path), "%s/unbind", self->dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, dax_write_pattern(fd, seed, 0, UNBIND_PAGES));
+	ASSERT_EQ(0, fsync(fd));
+	p = map_pte(fd, MAP_SHARED, len, PROT_READ);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(-1, dax_verify(p, UNBIND_PAGES, seed, 0));
+	ASSERT_EQ(0, madvise(p, len, MADV_DONTNEED));
+
+	ASSERT_EQ(0, write_sysfs(ND_PMEM "/unbind", self->nd));
+	self->unbound = true;
+	for (i = 0; i < UNBIND_PAGES; i++) {
+		if (!dax_probe_read(p + i * ps, NULL))
+			readable++;
+		if (dax_pagemap(p + i * ps) & DAX_PAGEMAP_PRESENT)
+			present++;
+	}
+	EXPECT_EQ(0, readable)
+		TH_LOG("%zu of %d pages readable after %s was unbound", readable,
+		       UNBIND_PAGES, self->nd);
+	EXPECT_EQ(0, present)
+		TH_LOG("%zu of %d pages mapped after %s was unbound", present,
+		       UNBIND_PAGES, self->nd);
+	munmap(p, len);
+	close(fd);
+}
+
+/*
+ * The pages a process has mapped when the namespace under the filesystem is
+ * unbound must be unmapped then: their struct pages go away with the device,
+ * and zapping page table entries that still name them (munmap(), exit)
+ * oopses.  After the unbind no page is mapped, each reads as SIGBUS, and
+ * munmap() returns.
+ */
+TEST_F_TIMEOUT(unbind, mapped_pages_after_unbind, 120)
+{
+	size_t ps = dax_page_size(), len = UNBIND_PAGES * ps, i;
+	uint64_t seed = (uint64_t)time(NULL) << 16 ^ getpid();
+	size_t readable = 0, present = 0;
+	char path[PATH_MAX], *p;
+	int fd;
+
+	/* Named, as in no_mapping_of_a_dead_device. */
+	snprintf(path, sizeof(path), "%s/mapped", self->dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, dax_write_pattern(fd, seed, 0, UNBIND_PAGES));
+	ASSERT_EQ(0, fsync(fd));
+	p = map_pte(fd, MAP_SHARED, len, PROT_READ);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(-1, dax_verify(p, UNBIND_PAGES, seed, 0));
+	for (i = 0; i < UNBIND_PAGES; i++)
+		present += !!(dax_pagemap(p + i * ps) & DAX_PAGEMAP_PRESENT);
+	ASSERT_EQ(UNBIND_PAGES, present) TH_LOG("the read did not map every page");
+
+	ASSERT_EQ(0, write_sysfs(ND_PMEM "/unbind", self->nd));
+	self->unbound = true;
+	present = 0;
+	for (i = 0; i < UNBIND_PAGES; i++)
+		present += !!(dax_pagemap(p + i * ps) & DAX_PAGEMAP_PRESENT);
+	for (i = 0; i < UNBIND_PAGES; i++)
+		readable += !dax_probe_read(p + i * ps, NULL);
+	EXPECT_EQ(0, present)
+		TH_LOG("%zu of %d pages still mapped after %s was unbound", present,
+		       UNBIND_PAGES, self->nd);
+	EXPECT_EQ(0, readable)
+		TH_LOG("%zu of %d pages readable after %s was unbound", readable,
+		       UNBIND_PAGES, self->nd);
+	/* With pages still mapped, this zaps them, or oopses. */
+	munmap(p, len);
+	close(fd);
+}
+
+/* Byte offset on the device of byte @off of @fd (FIEMAP), or -errno. */
+static long long device_offset(int fd, off_t off)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent fe;
+	} req = { .fm = { .fm_start = off, .fm_length = 1,
+			  .fm_flags = FIEMAP_FLAG_SYNC, .fm_extent_count = 1 } };
+	const struct fiemap_extent *fe = &req.fm.fm_extents[0];
+
+	if (ioctl(fd, FS_IOC_FIEMAP, &req.fm))
+		return -errno;
+	if (req.fm.fm_mapped_extents != 1 || fe->fe_logical > (__u64)off ||
+	    (fe->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_ENCODED)))
+		return -ENXIO;
+	return fe->fe_physical + off - fe->fe_logical;
+}
+
+#define BAD_PAGE	9
+
+/*
+ * A block that the pmem driver lists as bad (a scrub found it; here it is
+ * written to the disk's badblocks file): dax_direct_access() refuses it, so
+ * read(2) fails with EIO and a read fault with SIGBUS.  Fault-around must not
+ * map it either, from the DAX entry of a mapping made before the block went
+ * bad.  The list is the driver's: unbinding the namespace and binding it
+ * again starts a new one, which the teardown does.
+ */
+TEST_F_TIMEOUT(unbind, badblocks_not_mapped_around, 120)
+{
+	size_t ps = dax_page_size(), len = UNBIND_PAGES * ps;
+	uint64_t seed = (uint64_t)time(NULL) << 16 ^ getpid();
+	char path[PATH_MAX], val[64], buf[4096 * 4], *p;
+	long long where;
+	int fd;
+
+	ASSERT_GE(sizeof(buf), ps);
+	snprintf(path, sizeof(path), "%s/badblocks", self->dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, dax_write_pattern(fd, seed, 0, UNBIND_PAGES));
+	ASSERT_EQ(0, fsync(fd));
+	where = device_offset(fd, BAD_PAGE * ps);
+	ASSERT_LE(0, where) TH_LOG("FIEMAP: %s", strerror(-where));
+	p = map_pte(fd, MAP_SHARED, len, PROT_READ);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(-1, dax_verify(p, UNBIND_PAGES, seed, 0));
+	munmap(p, len);
+
+	snprintf(path, sizeof(path), "/sys/block/%s/badblocks", basename(self->dev));
+	snprintf(val, sizeof(val), "%lld %zu", where / 512, ps / 512);
+	ASSERT_EQ(0, write_sysfs(path, val)) TH_LOG("%s: cannot add '%s'", path, val);
+	ASSERT_EQ(-1, pread(fd, buf, ps, BAD_PAGE * ps))
+		TH_LOG("read(2) of the bad page succeeded: the driver ignores its badblocks");
+	ASSERT_EQ(EIO, errno);
+
+	p = map_pte(fd, MAP_SHARED, len, PROT_READ);
+	ASSERT_NE(MAP_FAILED, p);
+	dax_touch(p + (BAD_PAGE - 1) * ps);
+	EXPECT_FALSE(dax_pagemap(p + BAD_PAGE * ps) & DAX_PAGEMAP_PRESENT)
+		TH_LOG("the bad page was mapped around page %d", BAD_PAGE - 1);
+	EXPECT_EQ(-EFAULT, dax_probe_read(p + BAD_PAGE * ps, NULL))
+		TH_LOG("the bad page can be read through the mapping");
+	munmap(p, len);
+	close(fd);
+
+	ASSERT_EQ(0, umount(self->dir));
+	self->mounted = false;
+	ASSERT_EQ(0, write_sysfs(ND_PMEM "/unbind", self->nd));
+	self->unbound = true;
+}
+
+int main(int argc, char **argv)
+{
+	return dax_harness_main(argc, argv);
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fs-DAX PMD mappings: a PMD-aligned mapping of a file whose blocks are
+ * PMD-aligned is mapped with PMDs, a mapping 64 KiB off falls back to PTEs,
+ * which fault-around maps one window per fault from the PMD entries, and
+ * both read the file's data.  Fault-around leaves a page that memory failure
+ * poisoned to the fault path.
+ *
+ * smaps does not count fs-DAX PMDs in FilePmdMapped (the pages are
+ * ZONE_DEVICE pages), so the PMD mapping is also recognised by its number of
+ * page faults.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "dax_util.h"
+
+FIXTURE(pmd)
+{
+	int fd;
+	size_t ps, pmd, len;
+	uint64_t seed;
+	long fault_around;	/* value to restore, or -1 */
+};
+
+FIXTURE_SETUP(pmd)
+{
+	const char *dir;
+	char why[256];
+	int ret;
+
+	self->fd = -1;
+	self->fault_around = -1;
+	dir = dax_check_dir(why, sizeof(why));
+	if (!dir)
+		SKIP(return, "%s", why);
+	if (access("/sys/kernel/mm/transparent_hugepage", F_OK))
+		SKIP(return, "no transparent hugepages, so no DAX PMDs");
+	self->ps = dax_page_size();
+	self->pmd = dax_pmd_size();
+	self->len = 2 * self->pmd;
+	self->seed = (uint64_t)time(NULL) << 16 ^ getpid();
+	self->fd = dax_tmpfile(dir, 0);
+	ASSERT_LE(0, self->fd) TH_LOG("cannot create a file in %s: %s", dir,
+				      strerror(-self->fd));
+	/* Allocating it all at once makes aligned extents more likely. */
+	fallocate(self->fd, 0, 0, self->len);
+	ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, self->len / self->ps));
+	ret = dax_extents_pmd_aligned(self->fd, self->len, self->pmd);
+	if (ret < 0)
+		SKIP(return, "FIEMAP: %s", strerror(-ret));
+	if (!ret)
+		SKIP(return, "the filesystem did not allocate PMD-aligned extents");
+
+	/* Count faults, not pages mapped around them (xfs has ->map_pages). */
+	self->fault_around = dax_fault_around_get();
+	if (self->fault_around <= (long)self->ps || dax_fault_around_set(self->ps))
+		self->fault_around = -1;
+}
+
+FIXTURE_TEARDOWN(pmd)
+{
+	if (self->fault_around >= 0)
+		dax_fault_around_set(self->fault_around);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+static void touch(const char *p, size_t len, size_t ps)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += ps)
+		dax_touch(p + i);
+}
+
+TEST_F(pmd, aligned_uses_pmd)
+{
+	long f0, f1, f2, f3, pmd_kb, rss_kb, faults;
+	char *p;
+
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, true);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0UL, (uintptr_t)p % self->pmd);
+
+	f0 = dax_minor_faults();
+	touch(p, self->ps, self->ps);
+	f1 = dax_minor_faults();
+	pmd_kb = dax_smaps_field_kb(p, "FilePmdMapped:");
+	rss_kb = dax_smaps_field_kb(p, "Rss:");
+	f2 = dax_minor_faults();
+	touch(p, self->len, self->ps);
+	f3 = dax_minor_faults();
+	faults = f1 - f0 + f3 - f2;
+
+	TH_LOG("one page read: FilePmdMapped %ld kB, Rss %ld kB; %zu MiB read: %ld faults",
+	       pmd_kb, rss_kb, self->len >> 20, faults);
+	if (pmd_kb > 0) {
+		EXPECT_LE((long)(self->pmd >> 10), pmd_kb);
+	} else {
+		/* One fault per PMD, with some slack for unrelated faults. */
+		EXPECT_LE(1, faults);
+		EXPECT_GE((long)(2 * self->len / self->pmd), faults);
+	}
+	EXPECT_EQ(-1, dax_verify(p, self->len / self->ps, self->seed, 0));
+	munmap(p, self->len);
+}
+
+/*
+ * A mapping 64 KiB off PMD alignment cannot use the file's PMD entries as
+ * PMDs: without fault-around every page takes a fault of its own, and
+ * fault-around maps the pages of those PMD entries with PTEs, one fault
+ * per 64 KiB window.
+ */
+TEST_F(pmd, misaligned_uses_ptes)
+{
+	size_t npages = self->pmd / self->ps;
+	long f0, f1, max;
+	char why[256];
+	char *p;
+
+	if (!dax_has_fault_around(why, sizeof(why)))
+		SKIP(return, "%s", why);
+
+	/* Read through an aligned mapping first, which makes PMD entries. */
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, true);
+	ASSERT_NE(MAP_FAILED, p);
+	touch(p, self->len, self->ps);
+	munmap(p, self->len);
+
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(DAX_PTE_COLOUR, (uintptr_t)p % self->pmd);
+	f0 = dax_minor_faults();
+	touch(p, self->pmd, self->ps);
+	f1 = dax_minor_faults();
+	EXPECT_EQ(-1, dax_verify(p, self->len / self->ps, self->seed, 0));
+	munmap(p, self->len);
+	if (self->fault_around < 0)
+		SKIP(return, "fault_around_bytes cannot be set (debugfs)");
+	TH_LOG("%zu kB at a misaligned address, fault_around_bytes %zu: %ld faults for %zu pages",
+	       self->pmd >> 10, self->ps, f1 - f0, npages);
+	EXPECT_LE((long)npages, f1 - f0);
+
+	ASSERT_EQ(0, dax_fault_around_set(self->fault_around));
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, p);
+	f0 = dax_minor_faults();
+	touch(p, self->pmd, self->ps);
+	f1 = dax_minor_faults();
+	EXPECT_EQ(-1, dax_verify(p, self->len / self->ps, self->seed, 0));
+	munmap(p, self->len);
+	/*
+	 * One per window; the first fault into the new page table maps one
+	 * page (->fault() sets up the table), plus slack for unrelated faults.
+	 */
+	max = self->pmd / self->fault_around + 4;
+	TH_LOG("again with fault_around_bytes %ld: %ld faults, at most %ld expected",
+	       self->fault_around, f1 - f0, max);
+	EXPECT_GE(max, f1 - f0);
+}
+
+#define POISON_PAGE	5	/* not the first page of its PMD entry */
+#define FAR_PAGE	64	/* not in the fault-around window of POISON_PAGE */
+
+/*
+ * Poison one page of a PMD entry with MADV_HWPOISON in a child that maps it,
+ * which memory failure kills (SIGBUS, or SIGKILL where it cannot tell the
+ * address): 0 once that is done, 1 if MADV_HWPOISON is not available (errno
+ * in *@err), -1 on another failure (the child's wait status in *@err).
+ */
+static int poison_page(int fd, size_t len, size_t off, int *err)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		char *p = dax_map_file_at(fd, len, PROT_READ, MAP_SHARED, 0, false);
+
+		signal(SIGBUS, SIG_DFL);
+		if (p == MAP_FAILED)
+			_exit(2);
+		/*
+		 * Memory failure finds the processes to kill through the
+		 * entry's first page, so map that one too.
+		 */
+		dax_touch(p);
+		dax_touch(p + off);
+		if (madvise(p + off, dax_page_size(), MADV_HWPOISON)) {
+			status = errno;
+			_exit(status == EPERM || status == EINVAL ? 100 + status : 2);
+		}
+		/* Memory failure sends SIGBUS to the processes that map it. */
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFEXITED(status) && WEXITSTATUS(status) > 100) {
+		*err = WEXITSTATUS(status) - 100;
+		return 1;
+	}
+	*err = status;
+	return WIFSIGNALED(status) &&
+	       (WTERMSIG(status) == SIGBUS || WTERMSIG(status) == SIGKILL) ? 0 : -1;
+}
+
+/*
+ * Memory failure of a page of a PMD entry flags the entry's first page, not
+ * the poisoned one, unmaps it and keeps the entry.  Fault-around of a
+ * misaligned mapping, which maps the pages of PMD entries with PTEs, must
+ * leave the poisoned page to the fault path (which checks the device's bad
+ * blocks) however the page is flagged, while it still maps the pages of an
+ * entry that is not poisoned.  Needs CAP_SYS_ADMIN and
+ * CONFIG_MEMORY_FAILURE.  The poisoned block is freed with the file and
+ * stays flagged until reboot, where a later file of the test filesystem
+ * may get it: the test runs only with DAX_TEST_HWPOISON=1.
+ */
+TEST_F(pmd, hwpoison_not_mapped_around)
+{
+	size_t npages = self->pmd / self->ps;
+	int err = 0, ret;
+	char why[256];
+	char *p;
+
+	if (dax_env_long("DAX_TEST_HWPOISON", 0, 0, 1) != 1)
+		SKIP(return, "set DAX_TEST_HWPOISON=1 to run it: it poisons a block until reboot");
+	if (!dax_has_fault_around(why, sizeof(why)))
+		SKIP(return, "%s", why);
+	if (self->fault_around < 0)
+		SKIP(return, "fault_around_bytes cannot be set (debugfs)");
+	ASSERT_EQ(0, dax_fault_around_set(self->fault_around));
+	/* PMD entries first, as in misaligned_uses_ptes. */
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, true);
+	ASSERT_NE(MAP_FAILED, p);
+	touch(p, self->len, self->ps);
+	munmap(p, self->len);
+
+	ret = poison_page(self->fd, self->len, POISON_PAGE * self->ps, &err);
+	if (ret == 1)
+		SKIP(return, "MADV_HWPOISON: %s", strerror(err));
+	ASSERT_EQ(0, ret)
+		TH_LOG("memory failure did not kill the poisoning child (wait status %#x)",
+		       err);
+
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, p);
+	/*
+	 * The first fault into a page table maps one page: set up the two
+	 * tables that the windows below are in with faults outside them.
+	 */
+	dax_touch(p + FAR_PAGE * self->ps);
+	dax_touch(p + (npages + FAR_PAGE) * self->ps);
+	/* The second PMD entry: fault-around maps the window around a fault. */
+	dax_touch(p + (npages + POISON_PAGE - 1) * self->ps);
+	EXPECT_TRUE(dax_pagemap(p + (npages + POISON_PAGE) * self->ps) &
+		    DAX_PAGEMAP_PRESENT)
+		TH_LOG("fault-around did not map the page next to a fault");
+	/* The poisoned entry: the neighbour of the fault must stay unmapped. */
+	dax_touch(p + (POISON_PAGE - 1) * self->ps);
+	EXPECT_FALSE(dax_pagemap(p + POISON_PAGE * self->ps) & DAX_PAGEMAP_PRESENT)
+		TH_LOG("fault-around mapped the poisoned page %d", POISON_PAGE);
+	munmap(p, self->len);
+}
+
+int main(int argc, char **argv)
+{
+	return dax_harness_main(argc, argv);
+}
