@@ -1,5 +1,5 @@
 # Entry points of the harness; README.md documents them.
-.PHONY: run check check-kasan regen postings bench profile fails-on-base fstests fstests-posting ndctl deps shellcheck clean help
+.PHONY: run check check-kasan regen postings bench profile fails-on-base fstests fstests-posting ndctl fuzz deps shellcheck clean help
 
 run:
 	./qemu-run.sh
@@ -62,6 +62,12 @@ ndctl:
 	scripts/install-deps.sh ndctl
 	scripts/ndctl.sh $(NDCTL_ARGS)
 
+# dax-fuzz on v7.3 and the series (or FUZZ_KERNELS="NAME=BZIMAGE ..."),
+# ext4, xfs and xfs -d su=2m, FUZZ_SECONDS each (default 150): a table in
+# Documentation/results-fuzz.md. FUZZ_ARGS="--configs xfs" narrows it.
+fuzz:
+	scripts/fuzz.sh $(FUZZ_ARGS)
+
 deps:
 	scripts/install-deps.sh
 
@@ -70,4 +76,4 @@ clean:
 	rm -rf build
 
 help:
-	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | postings | bench | profile | fails-on-base | fstests | fstests-posting | ndctl | deps | clean"
+	@echo "make run | check | check-only CHECKS=... | check-kasan | regen | postings | bench | profile | fails-on-base | fstests | fstests-posting | ndctl | fuzz | deps | clean"

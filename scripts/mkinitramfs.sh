@@ -9,10 +9,10 @@ set -euo pipefail
 [ $# -eq 2 ] || die "usage: mkinitramfs.sh OUT.cpio KSELFTEST_INSTALL_DIR"
 out=$1 kst=$2
 [ -x "$kst/run_kselftest.sh" ] || die "$kst has no installed kselftests"
-need_tools cpio gcc ldd busybox mkfs.ext4 mkfs.xfs mkfs.erofs xfs_io timeout bash fio
+need_tools cpio gcc ldd busybox mkfs.ext4 mkfs.xfs mkfs.erofs xfs_io xfs_db timeout bash fio
 
 # Rebuilt only when the guest side or the installed kselftests change.
-stamp=$(cat "$TOP/guest/init" "$TOP/guest"/*.sh "$TOP/guest"/*.c \
+stamp=$(cat "$TOP/guest/init" "$TOP/guest"/*.sh "$TOP/guest"/*.c "$TOP/guest"/fuzz/* \
 	"$kst.stamp" "$0" 2>/dev/null | sha256sum | cut -d' ' -f1)
 if [ -f "$out" ] && [ "$(cat "$out.stamp" 2>/dev/null)" = "$stamp" ]; then
 	exit 0
@@ -42,7 +42,7 @@ copy_with_libs() {
 }
 # coreutils timeout: the kselftest runner needs --foreground, which the
 # busybox one lacks (busybox --install does not replace existing files).
-copy_with_libs mke2fs mkfs.xfs mkfs.erofs xfs_io timeout bash fio
+copy_with_libs mke2fs mkfs.xfs mkfs.erofs xfs_io xfs_db timeout bash fio
 ln -s mke2fs "$root/usr/bin/mkfs.ext4"
 ln -s /usr/bin/bash "$root/bin/bash"
 printf 'root:x:0:0:root:/:/bin/sh\n' >"$root/etc/passwd"
@@ -52,6 +52,8 @@ install -m 755 "$TOP/guest/fsdax-setup.sh" "$root/harness/fsdax-setup.sh"
 install -m 755 "$TOP/guest/bench-guest.sh" "$root/harness/bench-guest.sh"
 gcc -static -O2 -Wall -o "$root/harness/dax-check" "$TOP/guest/dax-check.c"
 gcc -static -O2 -Wall -pthread -o "$root/harness/dax-bench" "$TOP/guest/dax-bench.c"
+gcc -static -O2 -Wall -pthread -o "$root/harness/dax-fuzz" "$TOP"/guest/fuzz/*.c
+install -m 755 "$TOP/guest/fuzz-guest.sh" "$root/harness/fuzz-guest.sh"
 cp -a "$kst"/. "$root/selftests/"
 
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.tmp"

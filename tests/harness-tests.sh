@@ -75,6 +75,19 @@ expect 2 "tests/generic/788 exists with other content: renumber" "fstests overla
 expect 2 "is not a git checkout" "fstests posting: FSTESTS_SRC without history" -- \
 	env FSTESTS_SRC="$tmp/fst" POSTER="A B <a@b.c>" "$TOP/scripts/fstests-posting.sh" "$tmp/post"
 
+fz=$TOP/scripts/fuzz.sh
+expect 2 "unknown option '--bogus'" "make fuzz: unknown option" -- "$fz" --bogus
+expect 2 "needs NAME=BZIMAGE" "make fuzz: --kernel without a name" -- "$fz" --kernel "$tmp/not-a-kernel"
+expect 2 "no such file" "make fuzz: missing --kernel" -- "$fz" --kernel "a=$tmp/nope"
+expect 2 "is not an x86 bzImage" "make fuzz: --kernel that is no bzImage" -- "$fz" --kernel "a=$tmp/not-a-kernel"
+expect 2 "kernel name 'a b'" "make fuzz: kernel name not a word" -- "$fz" --kernel "a b=$tmp/not-a-kernel"
+expect 2 "kernel 'a' is given twice" "make fuzz: a kernel named twice" -- \
+	env FUZZ_KERNELS="a=$tmp/not-a-kernel" "$fz" --kernel "a=$tmp/not-a-kernel"
+expect 2 "unknown configuration 'btrfs'" "make fuzz: unknown configuration" -- "$fz" --configs xfs,btrfs
+expect 2 "needs a positive number, not 'soon'" "make fuzz: bad --seconds" -- "$fz" --seconds soon
+expect 2 "needs a positive number, not '0'" "make fuzz: --ops of 0" -- "$fz" --ops 0
+expect 2 "needs an argument" "make fuzz: option without its argument" -- "$fz" --seed
+
 # The fstests table: a test that fails on the series and passes on v7.3
 # fails the run; one that fails on both, or is not run, does not.
 fake_boot() { # DIR XUNIT_CASES
