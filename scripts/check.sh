@@ -28,7 +28,7 @@ checks=(
 	guest-xfs         # dax kselftests in QEMU on xfs, lockdep, clean log
 	crash-ext4        # MAP_SYNC crash cycles on ext4
 	crash-xfs         # MAP_SYNC crash cycles on xfs
-	fuzz              # dax-fuzz: its checks can fail (host); a fixed-seed run on xfs and xfs -d su=2m
+	fuzz              # dax-fuzz: its checks can fail (host); a fixed-seed run on ext4, xfs and xfs -d su=2m
 	bad-guest         # a panicking and a hanging guest fail the verdict
 )
 
@@ -482,7 +482,7 @@ check_fuzz() {
 	"$TOP/tests/fuzz-tests.sh" || return 1
 	need_guest || return 1
 	guest_run --fs xfs --timeout 900 -- \
-		'/harness/fuzz-guest.sh xfs -s 1 -n 1000 -S 120 && /harness/fuzz-guest.sh xfs-su2m -s 1 -n 1000 -S 120'
+		'/harness/fuzz-guest.sh ext4 -s 1 -n 1000 -S 120 && /harness/fuzz-guest.sh xfs -s 1 -n 1000 -S 120 && /harness/fuzz-guest.sh xfs-su2m -s 1 -n 1000 -S 120'
 }
 
 # A guest that panics, and one that hangs, must fail the verdict with 1.
