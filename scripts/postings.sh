@@ -74,7 +74,7 @@ while IFS='|' read -r name range after to cc; do
 	[ -n "$to" ] || die "$list: $name has no TO"
 	[ -f "$TOP/Documentation/postings/$name.txt" ] || die "no Documentation/postings/$name.txt"
 	for a in ${after/#-/}; do
-		printf '%s\n' "${names[@]}" | grep -qxF "$a" ||
+		printf '%s\n' "${names[@]}" | grep -xF "$a" >/dev/null ||
 			die "$list: $name: AFTER names '$a', not an earlier posting"
 	done
 	names+=("$name") ranges+=("$first $last") afters+=("${after/#-/}") tos+=("$to") ccs+=("$cc")
