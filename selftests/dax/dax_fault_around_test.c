@@ -504,6 +504,7 @@ TEST_F(fa, write_after_fault_around)
 FIXTURE(unbind)
 {
 	const char *dev, *dir;
+	const char *fstype, *mkfs;	/* the test directory's type */
 	char nd[64];		/* the namespace's nd device: pfn1.0 */
 	bool mounted, unbound;
 };
@@ -548,10 +549,50 @@ static int rebind(const char *dev, const char *nd)
 	return ret ?: access(dev, F_OK) ? -ENODEV : 0;
 }
 
+/*
+ * Make a filesystem of the test directory's type, with @opts added to its
+ * mkfs, on the SCRATCH device and mount it there with dax=always.  Returns
+ * 0, or with @why set: -ENOENT if there is no such mkfs, -EINVAL if it
+ * failed, -EIO if the mount failed or is not DAX.
+ */
+static int make_scratch_fs(FIXTURE_DATA(unbind) *self, const char *opts,
+			   char *why, size_t len)
+{
+	char cmd[PATH_MAX];
+	int ret;
+
+	snprintf(cmd, sizeof(cmd), "%s %s %s >/dev/null", self->mkfs, opts,
+		 self->dev);
+	ret = system(cmd);
+	if (WIFEXITED(ret) && WEXITSTATUS(ret) == 127) {
+		snprintf(why, len, "no %.*s", (int)strcspn(self->mkfs, " "),
+			 self->mkfs);
+		return -ENOENT;
+	}
+	if (ret) {
+		snprintf(why, len, "%s failed", cmd);
+		return -EINVAL;
+	}
+	mkdir(self->dir, 0755);
+	if (mount(self->dev, self->dir, self->fstype, 0, "dax=always")) {
+		snprintf(why, len, "mount %s on %s: %s", self->dev, self->dir,
+			 strerror(errno));
+		return -EIO;
+	}
+	if (dax_dir_is_dax(self->dir) != 1) {
+		umount(self->dir);
+		snprintf(why, len, "%s is not DAX after mounting with dax=always",
+			 self->dir);
+		return -EIO;
+	}
+	self->mounted = true;
+	return 0;
+}
+
 FIXTURE_SETUP(unbind)
 {
-	const char *fstype, *mkfs, *test_dir;
-	char why[256], cmd[PATH_MAX];
+	const char *test_dir;
+	char why[PATH_MAX + 64];
 	struct statfs sfs;
 	int ret;
 
@@ -571,31 +612,20 @@ FIXTURE_SETUP(unbind)
 	ASSERT_EQ(0, statfs(test_dir, &sfs));
 	switch (sfs.f_type) {
 	case 0xef53:
-		fstype = "ext4";
-		mkfs = "mkfs.ext4 -q -F";
+		self->fstype = "ext4";
+		self->mkfs = "mkfs.ext4 -q -F";
 		break;
 	case 0x58465342:
-		fstype = "xfs";
-		mkfs = "mkfs.xfs -q -f";
+		self->fstype = "xfs";
+		self->mkfs = "mkfs.xfs -q -f";
 		break;
 	default:
 		SKIP(return, "%s is neither ext4 nor xfs", test_dir);
 	}
-	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null", mkfs, self->dev);
-	ret = system(cmd);
-	if (WIFEXITED(ret) && WEXITSTATUS(ret) == 127)
-		SKIP(return, "no %.*s", (int)strcspn(mkfs, " "), mkfs);
-	ASSERT_EQ(0, ret) TH_LOG("%s failed", cmd);
-	mkdir(self->dir, 0755);
-	ASSERT_EQ(0, mount(self->dev, self->dir, fstype, 0, "dax=always"))
-		TH_LOG("mount %s on %s: %s", self->dev, self->dir, strerror(errno));
-	self->mounted = true;
-	if (dax_dir_is_dax(self->dir) != 1) {
-		umount(self->dir);
-		self->mounted = false;
-		ASSERT_TRUE(false) TH_LOG("%s is not DAX after mounting with dax=always",
-					  self->dir);
-	}
+	ret = make_scratch_fs(self, "", why, sizeof(why));
+	if (ret == -ENOENT)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, ret) TH_LOG("%s", why);
 }
 
 /* In the parent: the device must come back even if the test crashed. */
@@ -780,31 +810,6 @@ TEST_F_TIMEOUT(unbind, badblocks_not_mapped_around, 120)
 	self->unbound = true;
 }
 
-/* Make an xfs with a reverse map on the SCRATCH device and mount it again. */
-static int remake_xfs_rmapbt(const char *dev, const char *dir, char *why,
-			     size_t len)
-{
-	char cmd[PATH_MAX];
-	int ret;
-
-	if (umount(dir)) {
-		snprintf(why, len, "umount %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	snprintf(cmd, sizeof(cmd), "mkfs.xfs -q -f -m rmapbt=1 %s >/dev/null 2>&1",
-		 dev);
-	ret = system(cmd);
-	if (!WIFEXITED(ret) || WEXITSTATUS(ret)) {
-		snprintf(why, len, "%s failed", cmd);
-		return 1;
-	}
-	if (mount(dev, dir, "xfs", 0, "dax=always")) {
-		snprintf(why, len, "mount %s: %s", dev, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 #define RMAP_WALK_MIB	16	/* a file the walk takes a while over */
 
 /*
@@ -830,16 +835,14 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 	char path[PATH_MAX], why[PATH_MAX + 64], *p;
 	size_t counts[2] = { 0, 0 };
 	unsigned long taint;
-	struct statfs sfs;
 	pid_t pid;
 
-	ASSERT_EQ(0, statfs(self->dir, &sfs));
-	if (sfs.f_type != 0x58465342)
+	if (strcmp(self->fstype, "xfs"))
 		SKIP(return, "the reverse map walk is xfs's");
-	ret = remake_xfs_rmapbt(self->dev, self->dir, why, sizeof(why));
-	if (ret < 0)
-		self->mounted = false;
-	if (ret > 0)
+	ASSERT_EQ(0, umount(self->dir));
+	self->mounted = false;
+	ret = make_scratch_fs(self, "-m rmapbt=1", why, sizeof(why));
+	if (ret == -ENOENT || ret == -EINVAL)
 		SKIP(return, "%s", why);
 	ASSERT_EQ(0, ret) TH_LOG("%s", why);
 	taint = dax_taint();

@@ -264,8 +264,14 @@ static __thread sigjmp_buf probe_env;
 static __thread sig_atomic_t probe_armed;
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 
-static void probe_sigbus(int sig)
+static void probe_sigbus(int sig, siginfo_t *si, void *uc)
 {
+	/*
+	 * Memory failure's notice to a process that maps a page going away
+	 * (BUS_MCEERR_AO, a device's removal too): no access of ours faulted.
+	 */
+	if (si->si_code == BUS_MCEERR_AO)
+		return;
 	if (!__atomic_load_n(&probe_armed, __ATOMIC_RELAXED)) {
 		/* Not ours: the access is retried and kills us. */
 		signal(sig, SIG_DFL);
@@ -278,9 +284,9 @@ static void probe_sigbus(int sig)
 static void probe_install(void)
 {
 	struct sigaction sa = {
-		.sa_handler = probe_sigbus,
+		.sa_sigaction = probe_sigbus,
 		/* SIGBUS stays unblocked: no signal mask to restore. */
-		.sa_flags = SA_NODEFER,
+		.sa_flags = SA_NODEFER | SA_SIGINFO,
 	};
 
 	sigemptyset(&sa.sa_mask);
