@@ -30,7 +30,9 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/fiemap.h>
@@ -170,6 +172,78 @@ static long ramp_faults(void)
 	for (w = WINDOW; w < dax_pmd_size(); w *= 2)
 		n++;
 	return n;
+}
+
+/*
+ * Faults taken by two readers that take turns, page by page, each reading
+ * its own half of the file sequentially: one through a mapping of @fd_a,
+ * the other through a mapping of @fd_b.
+ */
+static long interleaved_faults(struct __test_metadata *_metadata, int fd_a,
+			       int fd_b, int flags, size_t npages, uint64_t seed)
+{
+	size_t ps = dax_page_size(), half = npages / 2, i;
+	char *a, *b;
+	long before, faults;
+
+	a = map_pte(fd_a, flags, npages * ps, PROT_READ);
+	b = map_pte(fd_b, flags, npages * ps, PROT_READ);
+	EXPECT_NE(MAP_FAILED, a);
+	EXPECT_NE(MAP_FAILED, b);
+	if (a == MAP_FAILED || b == MAP_FAILED)
+		return -1;
+	before = dax_minor_faults();
+	for (i = 0; i < half; i++) {
+		dax_touch(a + i * ps);
+		dax_touch(b + (half + i) * ps);
+	}
+	faults = dax_minor_faults() - before;
+	EXPECT_EQ(-1, dax_verify(a, half, seed, 0));
+	EXPECT_EQ(-1, dax_verify(b + half * ps, npages - half, seed, half));
+	munmap(a, npages * ps);
+	munmap(b, npages * ps);
+	return faults;
+}
+
+/*
+ * The window grows per open file (in file->f_ra, as mmap readahead keeps its
+ * state): two sequential readers that share one struct file and take turns
+ * reset each other's window, so each of their faults maps fault_around_bytes
+ * and no more, where through two struct files of the same file each window
+ * grows as a lone reader's does.  The cover letter of fault-around lists the
+ * first as a known limit; this checks that it has the floor it claims, one
+ * fault per fault_around_bytes at most, and that readers of separate struct
+ * files do not reset each other.  Both counts are logged.
+ */
+TEST_F_TIMEOUT(fa, interleaved_readers, 120)
+{
+	size_t npages = BIG_FILE / self->ps;
+	long shared, separate, windows = BIG_FILE / WINDOW;
+	long grown = 2 * (pte_tables(BIG_FILE / 2) + ramp_faults());
+	char path[64];
+	char *p;
+	int fd;
+
+	ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
+	ASSERT_EQ(0, dax_fault_around_set(WINDOW));
+	/* The first read makes the entries; count re-reads only. */
+	p = map_pte(self->fd, variant->flags, BIG_FILE, PROT_READ);
+	ASSERT_NE(MAP_FAILED, p);
+	read_faults(p, npages, self->ps, NULL);
+	munmap(p, BIG_FILE);
+
+	shared = interleaved_faults(_metadata, self->fd, self->fd,
+				    variant->flags, npages, self->seed);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", self->fd);
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	separate = interleaved_faults(_metadata, self->fd, fd, variant->flags,
+				      npages, self->seed);
+	close(fd);
+	TH_LOG("%zu pages, two readers taking turns: %ld faults through one %s, %ld through two",
+	       npages, shared, "struct file", separate);
+	EXPECT_LE(shared, windows + 4);
+	EXPECT_LE(separate, grown + 4);
 }
 
 /*
@@ -736,6 +810,115 @@ TEST_F_TIMEOUT(unbind, mapped_pages_after_unbind, 120)
 	/* With pages still mapped, this zaps them, or oopses. */
 	munmap(p, len);
 	close(fd);
+}
+
+#define REF_PAGE	5	/* the page a pipe keeps across the unbind */
+
+/* Whether @pid exits within @secs (its wait status in *@status) */
+static bool exits_within(pid_t pid, int secs, int *status)
+{
+	int i;
+
+	for (i = 0; i < secs * 20; i++) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return true;
+		usleep(50 * 1000);
+	}
+	return false;
+}
+
+/*
+ * A page that a pipe references (vmsplice) when the namespace under the
+ * filesystem is unbound keeps its struct page in use: the unbind has to wait
+ * for the reference, as it waits for the references to its dev_pagemap, or
+ * the pipe's release and the eviction of the file (whose DAX entries still
+ * name the page) touch the freed memory map.  The file is open during the
+ * unbind, which therefore does not evict it.  The unbind, in a child that
+ * holds no part of the pipe, must still be waiting after 2 s and return once
+ * the pipe is closed; the files are then closed and evicted by unmounting the
+ * filesystem with the device still away.  With @clone, the pipe takes the
+ * page from a mapping of a clone of the file, which both map (xfs reflink).
+ */
+static void referenced_at_unbind(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(unbind) *self, bool clone)
+{
+	size_t ps = dax_page_size(), len = UNBIND_PAGES * ps;
+	uint64_t seed = (uint64_t)time(NULL) << 16 ^ getpid();
+	char path[PATH_MAX], *p, *q;
+	int fd, cfd = -1, pfd[2], status = 0;
+	struct iovec iov;
+	bool exited;
+	pid_t pid;
+
+	/* Named, as in no_mapping_of_a_dead_device. */
+	snprintf(path, sizeof(path), "%s/referenced", self->dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, dax_write_pattern(fd, seed, 0, UNBIND_PAGES));
+	ASSERT_EQ(0, fsync(fd));
+	p = map_pte(fd, MAP_SHARED, len, PROT_READ);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(-1, dax_verify(p, UNBIND_PAGES, seed, 0));
+	q = p;
+	if (clone) {
+		snprintf(path, sizeof(path), "%s/referenced.clone", self->dir);
+		cfd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		ASSERT_LE(0, cfd);
+		if (ioctl(cfd, FICLONE, fd))
+			SKIP(return, "no reflink on this filesystem (FICLONE: %s)",
+			     strerror(errno));
+		q = map_pte(cfd, MAP_SHARED, len, PROT_READ);
+		ASSERT_NE(MAP_FAILED, q);
+		ASSERT_EQ(-1, dax_verify(q, UNBIND_PAGES, seed, 0));
+	}
+	ASSERT_EQ(0, pipe(pfd));
+	iov.iov_base = q + REF_PAGE * ps;
+	iov.iov_len = ps;
+	ASSERT_EQ((ssize_t)ps, vmsplice(pfd[1], &iov, 1, 0));
+	/*
+	 * The pipe is left as the page's only user.  The files stay open: the
+	 * unbind evicts the files nobody uses, and eviction waits for the page.
+	 */
+	munmap(p, len);
+	if (clone)
+		munmap(q, len);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(pfd[0]);
+		close(pfd[1]);
+		_exit(write_sysfs(ND_PMEM "/unbind", self->nd) ? 1 : 0);
+	}
+	self->unbound = true;
+	exited = exits_within(pid, 2, &status);
+	EXPECT_FALSE(exited)
+		TH_LOG("the unbind returned (wait status %#x) while a pipe references a page",
+		       status);
+	/* Without the wait, the struct page is gone: this may oops. */
+	close(pfd[0]);
+	close(pfd[1]);
+	if (!exited)
+		ASSERT_TRUE(exits_within(pid, 60, &status))
+			TH_LOG("the unbind did not return within 60 s of the pipe's close");
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the unbind failed: wait status %#x", status);
+	/* Evicts the files, whose entries named the page, with the device away. */
+	close(fd);
+	if (clone)
+		close(cfd);
+	ASSERT_EQ(0, umount(self->dir)) TH_LOG("umount %s: %s", self->dir, strerror(errno));
+	self->mounted = false;
+}
+
+TEST_F_TIMEOUT(unbind, referenced_page_at_unbind, 120)
+{
+	referenced_at_unbind(_metadata, self, false);
+}
+
+TEST_F_TIMEOUT(unbind, referenced_clone_page_at_unbind, 120)
+{
+	referenced_at_unbind(_metadata, self, true);
 }
 
 /* Byte offset on the device of byte @off of @fd (FIEMAP), or -errno. */

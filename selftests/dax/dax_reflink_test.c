@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1740,6 +1741,134 @@ TEST(cow_write_over_pmd_zero_entry)
 	close(clone);
 	close(fd);
 	DAX_ASSERT_NO_NEW_TAINT(taint);
+}
+
+#define POISON_PAGES	512	/* one block poisoned per round, at most */
+#define POISON_SPIN	20000	/* the widest head start, in spin_for() loops */
+
+static void spin_for(long loops)
+{
+	long i;
+
+	/* The compiler barrier keeps the loop. */
+	for (i = 0; i < loops; i++)
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/*
+ * The child of a poisoning round: map page @idx of @fd, fault it in (the
+ * folio is now the file's), say so in @sync[0], wait for @sync[1], spin,
+ * and poison the page.  Exits 0 if MADV_HWPOISON returned 0, 1 with
+ * EBUSY (the folio was shared first, so memory failure has no owner for
+ * it), 100 + errno if MADV_HWPOISON is not available, 2 on another error;
+ * memory failure kills it with SIGBUS when it finds it.
+ */
+static void poison_when_told(int fd, size_t ps, size_t idx, int *sync,
+			     long spin)
+{
+	char *p = mmap(NULL, ps, PROT_READ, MAP_SHARED, fd, idx * ps);
+
+	signal(SIGBUS, SIG_DFL);
+	if (p == MAP_FAILED)
+		_exit(2);
+	dax_touch(p);
+	__atomic_store_n(&sync[0], 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&sync[1], __ATOMIC_ACQUIRE))
+		;
+	spin_for(spin);
+	if (!madvise(p, ps, MADV_HWPOISON))
+		_exit(0);
+	if (errno == EPERM || errno == EINVAL)
+		_exit(100 + errno);
+	_exit(errno == EBUSY ? 1 : 2);
+}
+
+/*
+ * Memory failure of a page that no filesystem callback resolves (xfs
+ * without rmapbt, which leaves it to mf_generic_kill_procs()) locks the
+ * folio's entry in the mapping that folio->mapping names, then uses
+ * folio->mapping and folio->index again.  A clone's first fault on the same
+ * block makes the folio shared, which clears folio->mapping and reuses
+ * folio->index as a share count, under a lock of the clone's mapping only:
+ * memory failure then collected with and unlocked through a NULL mapping
+ * (an oops in dax_unlock_folio()).  Each round races the two on a new
+ * page, with a head start for one side or the other: a child that maps the
+ * page of the file poisons it while the parent faults in the clone's page.
+ * Memory failure must either kill the child (it found the page the file's)
+ * or fail with EBUSY (it found it shared).  The poisoned blocks stay in a
+ * file the test leaves in DAX_TEST_DIR, so no later file gets them; runs
+ * only with DAX_TEST_HWPOISON=1.  DAX_RACE_SECONDS bounds the duration
+ * (default 10, 1..60).
+ */
+TEST_F_TIMEOUT(reflink, hwpoison_racing_clone_fault, DAX_RACE_TIMEOUT)
+{
+	size_t ps = self->ps, len = POISON_PAGES * ps, idx;
+	long secs = dax_race_seconds(10), spin, killed = 0, busy = 0;
+	time_t end = time(NULL) + secs;
+	int *sync, fd, clone, status = 0;
+	char path[PATH_MAX];
+	uint64_t val;
+	char *map;
+	pid_t pid;
+
+	if (dax_env_long("DAX_TEST_HWPOISON", 0, 0, 1) != 1)
+		SKIP(return, "set DAX_TEST_HWPOISON=1 to run it: it poisons blocks until reboot");
+	snprintf(path, sizeof(path), "%s/dax_reflink_test.poisoned.%d", self->dir,
+		 getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
+	ASSERT_EQ(0, fill_file(fd, 0, len, OLD_BYTE));
+	clone = dax_tmpfile(self->dir, 0);
+	ASSERT_LE(0, clone);
+	ASSERT_EQ(0, ioctl(clone, FICLONE, fd));
+	map = dax_map_file_at(clone, len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, map);
+	sync = mmap(NULL, 2 * sizeof(*sync), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sync);
+
+	for (idx = 0; idx < POISON_PAGES && time(NULL) < end; idx++) {
+		/* -POISON_SPIN..POISON_SPIN: who starts first, and by how much */
+		spin = (long)(idx * 7919 % (2 * POISON_SPIN + 1)) - POISON_SPIN;
+		sync[0] = 0;
+		sync[1] = 0;
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			close_pipe(self->pipe);
+			poison_when_told(fd, ps, idx, sync, spin < 0 ? -spin : 0);
+		}
+		while (!__atomic_load_n(&sync[0], __ATOMIC_ACQUIRE))
+			;
+		__atomic_store_n(&sync[1], 1, __ATOMIC_RELEASE);
+		spin_for(spin > 0 ? spin : 0);
+		/* SIGBUS here is the fault path refusing a poisoned page. */
+		dax_probe_read(map + idx * ps, &val);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		if (WIFEXITED(status) && WEXITSTATUS(status) > 100)
+			break;
+		if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGBUS ||
+					    WTERMSIG(status) == SIGKILL))
+			killed++;
+		else if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
+			busy++;
+		else
+			break;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) > 100)
+		SKIP(goto out, "MADV_HWPOISON: %s",
+		     strerror(WEXITSTATUS(status) - 100));
+	TH_LOG("%zu rounds: %ld poisoners killed, %ld saw the page shared",
+	       idx, killed, busy);
+	EXPECT_EQ((long)idx, killed + busy)
+		TH_LOG("round %zu: the poisoning child ended with wait status %#x",
+		       idx, status);
+out:
+	munmap(sync, 2 * sizeof(*sync));
+	munmap(map, len);
+	close(clone);
+	close(fd);
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
 }
 
 int main(int argc, char **argv)
