@@ -1278,6 +1278,150 @@ TEST_F_TIMEOUT(reflink, cow_write_racing_reader, DAX_RACE_TIMEOUT)
 	DAX_ASSERT_NO_NEW_TAINT(self->taint);
 }
 
+/* The byte of each page that store_mapping() writes. */
+#define STORE_OFF	100
+
+/*
+ * Store into every page of the mapping, again and again: write faults on
+ * whatever the writer has just unmapped, each a CoW of its own while the
+ * page is shared.
+ */
+static void *store_mapping(void *arg)
+{
+	struct racing_reader *st = arg;
+	char *map = (char *)st->map;
+	size_t off;
+
+	while (!__atomic_load_n(&st->stop, __ATOMIC_RELAXED)) {
+		for (off = 0; off < st->len; off += st->ps)
+			__atomic_store_n(map + off + STORE_OFF, 0x7f,
+					 __ATOMIC_RELAXED);
+		st->rounds++;
+	}
+	return NULL;
+}
+
+/*
+ * The first page of the file whose bytes other than STORE_OFF are not all
+ * @byte, or -1.
+ */
+static long first_page_not(int fd, size_t len, size_t ps, int byte)
+{
+	char buf[4096 * 4];
+	size_t off, i;
+
+	if (ps > sizeof(buf))
+		return 0;
+	for (off = 0; off < len; off += ps) {
+		if (pread(fd, buf, ps, off) != (ssize_t)ps)
+			return off / ps;
+		for (i = 0; i < ps; i++)
+			if (i != STORE_OFF && (unsigned char)buf[i] != byte)
+				return off / ps;
+	}
+	return -1;
+}
+
+/*
+ * Clone the file, then overwrite all of it with write(2), which copies every
+ * page on write, while a thread keeps storing one byte into each page through
+ * the file's mapping.  A write fault during the write(2) is given the CoW
+ * blocks the write(2) is copying into; if it copies the old page into one
+ * that the write(2) has filled already, the write's data is gone, though
+ * write(2) returned success.  After each write, read(2) must return the
+ * write's data everywhere but the stored byte.  DAX_RACE_SECONDS sets the
+ * duration (default 10, 1..60).
+ */
+TEST_F_TIMEOUT(reflink, cow_write_racing_store, DAX_RACE_TIMEOUT)
+{
+	long secs = dax_race_seconds(10);
+	struct racing_reader st = { .len = self->len, .ps = self->ps };
+	char *buf = malloc(self->len);
+	long iter = 0, lost = -1;
+	time_t end = time(NULL) + secs;
+	pthread_t tid;
+	int byte = 0, err = 0;
+
+	ASSERT_NE(NULL, buf);
+	self->map_a = dax_map_file_at(self->a, self->len, PROT_READ | PROT_WRITE,
+				      MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, self->map_a);
+	st.map = self->map_a;
+	ASSERT_EQ(0, pthread_create(&tid, NULL, store_mapping, &st));
+	while (time(NULL) < end && lost < 0 &&
+	       !(dax_taint() & ~self->taint & DAX_TAINT_BAD)) {
+		byte = 0x40 + iter++ % 0x80;
+		if (ioctl(self->b, FICLONE, self->a)) {
+			err = errno;
+			break;
+		}
+		memset(buf, byte, self->len);
+		if (pwrite(self->a, buf, self->len, 0) != (ssize_t)self->len) {
+			err = errno ? errno : EIO;
+			break;
+		}
+		lost = first_page_not(self->a, self->len, self->ps, byte);
+	}
+	__atomic_store_n(&st.stop, true, __ATOMIC_RELAXED);
+	pthread_join(tid, NULL);
+	free(buf);
+	ASSERT_EQ(0, err)
+		TH_LOG("clone or write failed in round %ld: %s", iter, strerror(err));
+	TH_LOG("%ld clone+write rounds, %ld store passes", iter, st.rounds);
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	EXPECT_EQ(-1, lost)
+		TH_LOG("round %ld: page %ld lost the write's %#x: read(2) %#x",
+		       iter, lost, byte, lost >= 0 ?
+		       (unsigned char)self->map_a[lost * self->ps] : 0);
+	EXPECT_LT(0, st.rounds);
+}
+
+/* Whether the first @len bytes of the file are all @byte. */
+static bool file_is(int fd, size_t len, int byte)
+{
+	char buf[4096];
+	size_t off, i;
+
+	for (off = 0; off < len; off += sizeof(buf)) {
+		if (pread(fd, buf, sizeof(buf), off) != sizeof(buf))
+			return false;
+		for (i = 0; i < sizeof(buf); i++)
+			if ((unsigned char)buf[i] != byte)
+				return false;
+	}
+	return true;
+}
+
+/*
+ * A CoW write(2) from a source buffer that is not mapped yet: an anonymous
+ * mapping never touched, then a mapping of the file itself never touched (its
+ * pages still shared with the clone).  A write that copies with page faults
+ * disabled must fault the buffer in and go on: each must write all of it.
+ */
+TEST_F(reflink, cow_write_from_unfaulted_buffers)
+{
+	char *anon, *self_map;
+
+	anon = mmap(NULL, self->len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	ASSERT_NE(MAP_FAILED, anon);
+	EXPECT_EQ((ssize_t)self->len, pwrite(self->a, anon, self->len, 0));
+	munmap(anon, self->len);
+	EXPECT_TRUE(file_is(self->a, self->len, 0));
+	EXPECT_TRUE(file_is(self->b, self->len, OLD_BYTE));
+
+	ASSERT_EQ(0, fill_file(self->a, 0, self->len, NEW_BYTE));
+	ASSERT_EQ(0, ioctl(self->b, FICLONE, self->a));
+	self_map = mmap(NULL, self->len, PROT_READ, MAP_SHARED, self->a, 0);
+	ASSERT_NE(MAP_FAILED, self_map);
+	EXPECT_EQ((ssize_t)self->len,
+		  pwrite(self->a, self_map, self->len, 0));
+	munmap(self_map, self->len);
+	EXPECT_TRUE(file_is(self->a, self->len, NEW_BYTE));
+	EXPECT_TRUE(file_is(self->b, self->len, NEW_BYTE));
+	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+}
+
 /*
  * Overwrite the file with write(2), which gives it new blocks of its own and
  * leaves its pages unmapped, then clone it again, round after round, while
