@@ -1229,6 +1229,21 @@ static void *read_mapping(void *arg)
 }
 
 /*
+ * Clone @a into @b, then overwrite all @len bytes of @a with @byte through
+ * write(2), which copies every page on write: 0, or the errno of the step
+ * that failed.
+ */
+static int clone_and_overwrite(int a, int b, char *buf, size_t len, int byte)
+{
+	if (ioctl(b, FICLONE, a))
+		return errno;
+	memset(buf, byte, len);
+	if (pwrite(a, buf, len, 0) != (ssize_t)len)
+		return errno ? errno : EIO;
+	return 0;
+}
+
+/*
  * Clone the file, then overwrite all of it with write(2), which copies every
  * page on write, while a thread keeps reading the file through its mapping.
  * Right after each write, the mapping must show the new data: a read fault
@@ -1253,15 +1268,10 @@ TEST_F_TIMEOUT(reflink, cow_write_racing_reader, DAX_RACE_TIMEOUT)
 	ASSERT_EQ(0, pthread_create(&tid, NULL, read_mapping, &rd));
 	while (time(NULL) < end && stale < 0) {
 		byte = 0x40 + iter++ % 0x80;
-		if (ioctl(self->b, FICLONE, self->a)) {
-			err = errno;
+		err = clone_and_overwrite(self->a, self->b, buf, self->len,
+					  byte);
+		if (err)
 			break;
-		}
-		memset(buf, byte, self->len);
-		if (pwrite(self->a, buf, self->len, 0) != (ssize_t)self->len) {
-			err = errno ? errno : EIO;
-			break;
-		}
 		stale = first_stale_page(self->a, self->map_a, self->len, self->ps);
 	}
 	__atomic_store_n(&rd.stop, true, __ATOMIC_RELAXED);
@@ -1351,15 +1361,10 @@ TEST_F_TIMEOUT(reflink, cow_write_racing_store, DAX_RACE_TIMEOUT)
 	while (time(NULL) < end && lost < 0 &&
 	       !(dax_taint() & ~self->taint & DAX_TAINT_BAD)) {
 		byte = 0x40 + iter++ % 0x80;
-		if (ioctl(self->b, FICLONE, self->a)) {
-			err = errno;
+		err = clone_and_overwrite(self->a, self->b, buf, self->len,
+					  byte);
+		if (err)
 			break;
-		}
-		memset(buf, byte, self->len);
-		if (pwrite(self->a, buf, self->len, 0) != (ssize_t)self->len) {
-			err = errno ? errno : EIO;
-			break;
-		}
 		lost = first_page_not(self->a, self->len, self->ps, byte);
 	}
 	__atomic_store_n(&st.stop, true, __ATOMIC_RELAXED);
