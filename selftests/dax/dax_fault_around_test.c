@@ -1110,6 +1110,104 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 	DAX_ASSERT_NO_NEW_TAINT(taint);
 }
 
+#define HARD_OFFLINE	"/sys/devices/system/memory/hard_offline_page"
+
+/*
+ * Report a memory failure at physical address @addr every millisecond until
+ * killed: each report goes to the filesystem that holds the DAX device (xfs
+ * with rmapbt walks its reverse map for the owners of the block), and each
+ * adds a line to the kernel log and a page to HardwareCorrupted.
+ */
+static void report_failures(uint64_t addr)
+{
+	char val[32];
+
+	snprintf(val, sizeof(val), "%#llx", (unsigned long long)addr);
+	for (;;) {
+		write_sysfs(HARD_OFFLINE, val);
+		usleep(1000);
+	}
+}
+
+/*
+ * A memory failure that the filesystem hears of while it is unmounted: the
+ * notification must keep the filesystem alive while it uses it, or not use
+ * it.  xfs with rmapbt walks its reverse map for the owners of the failed
+ * block, with the groups, buffers and mount that the unmount frees (ext4
+ * leaves memory failures to memory_failure()).  The failed block is a free
+ * one (a file's, unlinked, and the filesystem mounted again so that
+ * background inode freeing is done with it): the walk finds no owner and
+ * poisons no page.  A child reports the failure over and over while the
+ * filesystem is unmounted and mounted again.  Without the lifetime rule the
+ * walk oopses on what the unmount freed, or logs "Corruption detected"
+ * (groups still referenced), within a few rounds.
+ */
+TEST_F_TIMEOUT(unbind, memory_failure_racing_umount, DAX_RACE_TIMEOUT)
+{
+	double end = dax_now() + dax_race_seconds(10);
+	size_t ps = dax_page_size();
+	char path[PATH_MAX], why[PATH_MAX + 64], *p;
+	unsigned long taint, rounds = 0;
+	uint64_t addr;
+	int fd, status, ret;
+	pid_t pid;
+
+	if (strcmp(self->fstype, "xfs"))
+		SKIP(return, "the reverse map walk is xfs's");
+	if (geteuid() || access(HARD_OFFLINE, W_OK))
+		SKIP(return, "no %s", HARD_OFFLINE);
+	ASSERT_EQ(0, umount(self->dir));
+	self->mounted = false;
+	ret = make_scratch_fs(self, "-m rmapbt=1", why, sizeof(why));
+	if (ret == -ENOENT || ret == -EINVAL)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, ret) TH_LOG("%s", why);
+	srandom(getpid());
+	taint = dax_taint();
+	DAX_LOG_OLD_TAINT(taint);
+
+	snprintf(path, sizeof(path), "%s/failed", self->dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, dax_write_pattern(fd, 1, 0, 1));
+	ASSERT_EQ(0, fsync(fd));
+	p = map_pte(fd, MAP_SHARED, ps, PROT_READ);
+	ASSERT_NE(MAP_FAILED, p);
+	dax_touch(p);
+	addr = (dax_pagemap(p) & DAX_PAGEMAP_PFN) * ps;
+	munmap(p, ps);
+	close(fd);
+	ASSERT_NE(0, addr) TH_LOG("no PFN in /proc/self/pagemap");
+	ASSERT_EQ(0, unlink(path));
+	ASSERT_EQ(0, umount(self->dir));
+	self->mounted = false;
+	ASSERT_EQ(0, mount(self->dev, self->dir, self->fstype, 0, "dax=always"));
+	self->mounted = true;
+
+	while (dax_now() < end) {
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			report_failures(addr);
+			_exit(0);
+		}
+		usleep(random() % 20000);
+		ret = umount(self->dir) ? -errno : 0;
+		if (!ret)
+			self->mounted = false;
+		kill(pid, SIGKILL);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_EQ(0, ret) TH_LOG("umount %s: %s", self->dir, strerror(-ret));
+		DAX_ASSERT_NO_NEW_TAINT(taint);
+		ASSERT_EQ(0, mount(self->dev, self->dir, self->fstype, 0, "dax=always"))
+			TH_LOG("mount %s: %s", self->dev, strerror(errno));
+		self->mounted = true;
+		rounds++;
+	}
+	TH_LOG("%lu rounds", rounds);
+	DAX_ASSERT_NO_NEW_TAINT(taint);
+}
+
 int main(int argc, char **argv)
 {
 	return dax_harness_main(argc, argv);
