@@ -1112,21 +1112,23 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 
 #define HARD_OFFLINE	"/sys/devices/system/memory/hard_offline_page"
 
+#define FAILURE_REPORTS	64	/* per round: a burst that covers the umount */
+
 /*
- * Report a memory failure at physical address @addr every millisecond until
- * killed: each report goes to the filesystem that holds the DAX device (xfs
- * with rmapbt walks its reverse map for the owners of the block), and each
- * adds a line to the kernel log and a page to HardwareCorrupted.
+ * Report a memory failure at physical address @addr FAILURE_REPORTS times,
+ * one right after the other: each report goes to the filesystem that holds
+ * the DAX device (xfs with rmapbt walks its reverse map for the owners of
+ * the block), and each adds a line to the kernel log and a page to
+ * HardwareCorrupted.
  */
 static void report_failures(uint64_t addr)
 {
 	char val[32];
+	int i;
 
 	snprintf(val, sizeof(val), "%#llx", (unsigned long long)addr);
-	for (;;) {
+	for (i = 0; i < FAILURE_REPORTS; i++)
 		write_sysfs(HARD_OFFLINE, val);
-		usleep(1000);
-	}
 }
 
 /*
@@ -1137,8 +1139,10 @@ static void report_failures(uint64_t addr)
  * leaves memory failures to memory_failure()).  The failed block is a free
  * one (a file's, unlinked, and the filesystem mounted again so that
  * background inode freeing is done with it): the walk finds no owner and
- * poisons no page.  A child reports the failure over and over while the
- * filesystem is unmounted and mounted again.  Without the lifetime rule the
+ * poisons no page.  Round after round, a child reports the failure in a
+ * burst while the parent unmounts the filesystem, and the parent mounts it
+ * again.  The unmount often lands in a walk, whose reference on the
+ * superblock is then the last one.  Without the lifetime rule the
  * walk oopses on what the unmount freed, or logs "Corruption detected"
  * (groups still referenced), within a few rounds.
  */
@@ -1149,8 +1153,9 @@ TEST_F_TIMEOUT(unbind, memory_failure_racing_umount, DAX_RACE_TIMEOUT)
 	char path[PATH_MAX], why[PATH_MAX + 64], *p;
 	unsigned long taint, rounds = 0;
 	uint64_t addr;
-	int fd, status, ret;
+	int fd, status, ret, go[2];
 	pid_t pid;
+	char c;
 
 	if (strcmp(self->fstype, "xfs"))
 		SKIP(return, "the reverse map walk is xfs's");
@@ -1185,17 +1190,23 @@ TEST_F_TIMEOUT(unbind, memory_failure_racing_umount, DAX_RACE_TIMEOUT)
 	self->mounted = true;
 
 	while (dax_now() < end) {
+		ASSERT_EQ(0, pipe(go));
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (!pid) {
-			report_failures(addr);
+			close(go[1]);
+			if (read(go[0], &c, 1) == 1)
+				report_failures(addr);
 			_exit(0);
 		}
-		usleep(random() % 20000);
+		close(go[0]);
+		ASSERT_EQ(1, write(go[1], "g", 1));
+		close(go[1]);
+		/* Somewhere in the burst, which takes some 10 ms here. */
+		usleep(random() % 5000);
 		ret = umount(self->dir) ? -errno : 0;
 		if (!ret)
 			self->mounted = false;
-		kill(pid, SIGKILL);
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		ASSERT_EQ(0, ret) TH_LOG("umount %s: %s", self->dir, strerror(-ret));
 		DAX_ASSERT_NO_NEW_TAINT(taint);
