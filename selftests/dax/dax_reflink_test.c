@@ -145,6 +145,26 @@ static long cpu_ms(pid_t pid)
 	return (utime + stime) * 1000 / sysconf(_SC_CLK_TCK);
 }
 
+/* Times @pid went to sleep (voluntary context switches), or -1. */
+static long sleeps(pid_t pid)
+{
+	char path[64], buf[2048], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strstr(buf, "\nvoluntary_ctxt_switches:");
+	return p ? strtol(p + 26, NULL, 10) : -1;
+}
+
 /* Splice page @idx of @map into the pipe: the pipe holds a page reference. */
 static ssize_t splice_page(int pipe_w, char *map, size_t idx, size_t ps)
 {
@@ -333,21 +353,26 @@ TEST_F_TIMEOUT(reflink, cow_write_referenced_page, 120)
 /*
  * Wait 2 s for child @pid running @what: true if it exited (*@status set),
  * else false, having checked that it sleeps rather than spins meanwhile
- * (the CPU time it used in these 2 s, not what it used before).
+ * (the CPU time it used in these 2 s, not what it used before).  The log
+ * line gives the CPU time and the number of times it went to sleep, which
+ * is the number of times it woke up to check again.
  */
 static bool child_exits_or_sleeps(struct __test_metadata *_metadata, pid_t pid,
 				  int *status, const char *what)
 {
-	long ms0 = cpu_ms(pid), ms;
+	long ms0 = cpu_ms(pid), n0 = sleeps(pid), ms, n;
 
 	if (wait_child(pid, 2.0, status))
 		return true;
 	ms = cpu_ms(pid);
+	n = sleeps(pid);
 	EXPECT_LE(0, ms0);
 	EXPECT_LE(0, ms);
 	EXPECT_GT(1000, ms - ms0)
 		TH_LOG("%s used %ld ms of CPU in 2 s: it spins instead of sleeping",
 		       what, ms - ms0);
+	TH_LOG("%s waits: %ld ms of CPU, %ld sleeps in 2 s", what, ms - ms0,
+	       n - n0);
 	return false;
 }
 
