@@ -663,6 +663,18 @@ static int make_scratch_fs(FIXTURE_DATA(unbind) *self, const char *opts,
 	return 0;
 }
 
+/* Unmount the SCRATCH filesystem and make it again with @opts: as above. */
+static int remake_scratch_fs(FIXTURE_DATA(unbind) *self, const char *opts,
+			     char *why, size_t len)
+{
+	if (umount(self->dir)) {
+		snprintf(why, len, "umount %s: %s", self->dir, strerror(errno));
+		return -EIO;
+	}
+	self->mounted = false;
+	return make_scratch_fs(self, opts, why, len);
+}
+
 FIXTURE_SETUP(unbind)
 {
 	const char *test_dir;
@@ -1022,9 +1034,7 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 
 	if (strcmp(self->fstype, "xfs"))
 		SKIP(return, "the reverse map walk is xfs's");
-	ASSERT_EQ(0, umount(self->dir));
-	self->mounted = false;
-	ret = make_scratch_fs(self, "-m rmapbt=1", why, sizeof(why));
+	ret = remake_scratch_fs(self, "-m rmapbt=1", why, sizeof(why));
 	if (ret == -ENOENT || ret == -EINVAL)
 		SKIP(return, "%s", why);
 	ASSERT_EQ(0, ret) TH_LOG("%s", why);
@@ -1161,9 +1171,7 @@ TEST_F_TIMEOUT(unbind, memory_failure_racing_umount, DAX_RACE_TIMEOUT)
 		SKIP(return, "the reverse map walk is xfs's");
 	if (geteuid() || access(HARD_OFFLINE, W_OK))
 		SKIP(return, "no %s", HARD_OFFLINE);
-	ASSERT_EQ(0, umount(self->dir));
-	self->mounted = false;
-	ret = make_scratch_fs(self, "-m rmapbt=1", why, sizeof(why));
+	ret = remake_scratch_fs(self, "-m rmapbt=1", why, sizeof(why));
 	if (ret == -ENOENT || ret == -EINVAL)
 		SKIP(return, "%s", why);
 	ASSERT_EQ(0, ret) TH_LOG("%s", why);

@@ -120,23 +120,33 @@ static int wait_child(pid_t pid, double secs, int *status)
 	return waitpid(pid, status, WNOHANG) == pid;
 }
 
-/* CPU time (user + system) of @pid in milliseconds, or -1. */
-static long cpu_ms(pid_t pid)
+/* Read /proc/@pid/@file into @buf, NUL-terminated: 0, or -1. */
+static int read_proc(pid_t pid, const char *file, char *buf, size_t len)
 {
-	unsigned long utime, stime;
-	char path[64], buf[1024], *p;
+	char path[64];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = 0;
+	return 0;
+}
+
+/* CPU time (user + system) of @pid in milliseconds, or -1. */
+static long cpu_ms(pid_t pid)
+{
+	unsigned long utime, stime;
+	char buf[1024], *p;
+
+	if (read_proc(pid, "stat", buf, sizeof(buf)))
+		return -1;
 	p = strrchr(buf, ')');
 	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt */
 	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
@@ -148,19 +158,10 @@ static long cpu_ms(pid_t pid)
 /* Times @pid went to sleep (voluntary context switches), or -1. */
 static long sleeps(pid_t pid)
 {
-	char path[64], buf[2048], *p;
-	ssize_t n;
-	int fd;
+	char buf[2048], *p;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if (read_proc(pid, "status", buf, sizeof(buf)))
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	p = strstr(buf, "\nvoluntary_ctxt_switches:");
 	return p ? strtol(p + 26, NULL, 10) : -1;
 }
