@@ -17,11 +17,10 @@ check-kasan:
 	./qemu-run.sh --config kasan
 
 # Regenerate patches/, series and selftests/dax/ (the kselftests as the
-# series leaves them) from the kernel tree (build/series), and the
-# postings (build/postings) when git names a person who posts.
+# series leaves them) from the kernel tree (build/series). Nothing here
+# signs off: only make postings does, for the person who posts.
 regen:
 	scripts/regen-patches.sh
-	scripts/postings.sh --if-poster
 
 # The postings for git send-email, signed off by POSTER="Name <address>"
 # or git's user.name and user.email: build/postings/NAME/

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Usage: postings.sh [--if-poster] [OUTDIR]
+# Usage: postings.sh [OUTDIR]
 # The postings of Documentation/postings/list, ready for git send-email:
 # OUTDIR/NAME/*.patch (default $BUILD/postings), each posting numbered
 # on its own, on its own base (v7.3, or v7.3 and the postings it names as
@@ -11,25 +11,15 @@
 # as git format-patch -s does. The committed patches carry none: only a
 # person can certify the DCO (Documentation/process/coding-assistants.rst,
 # submitting-patches.rst). An identity on a domain that takes no mail is
-# refused, unless POSTINGS_CHECK=1 (make check's own output, thrown away);
-# with --if-poster (make regen) a missing or refused identity is said and
-# nothing is written, successfully.
+# refused, unless POSTINGS_CHECK=1 (make check's own output, thrown away).
 # OUTDIR/order lists the postings in order, each with those it applies
 # on ("NAME AFTER..."), for make check.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-if_poster=0
-[ "${1:-}" != --if-poster ] || { if_poster=1; shift; }
-[ $# -le 1 ] || die "usage: postings.sh [--if-poster] [OUTDIR]"
+[ $# -le 1 ] || die "usage: postings.sh [OUTDIR]"
 # no_poster MESSAGE: the identity is missing or unusable.
-no_poster() {
-	if [ "$if_poster" = 1 ]; then
-		log "not writing the postings: $1"
-		exit 0
-	fi
-	die "$1"
-}
+no_poster() { die "$1"; }
 out=${1:-$BUILD/postings}
 # POSTINGS_LIST: another list, for the harness's tests.
 list=${POSTINGS_LIST:-$TOP/Documentation/postings/list}
@@ -58,10 +48,11 @@ mapfile -t stack < <(git -C "$src" rev-list --reverse "$base..HEAD")
 [ "${#stack[@]}" -gt 0 ] || die "$src has no patches on the base"
 
 # The list, checked: names, ranges that cover the stack in order once.
-names=() ranges=() afters=() tos=() ccs=()
+names=() ranges=() labels=() afters=() tos=() ccs=()
 next=1
-while IFS='|' read -r name range after to cc; do
+while IFS='|' read -r name range label after to cc; do
 	name=$(echo "$name" | xargs) range=$(echo "$range" | tr -d ' ')
+	label=$(echo "$label" | xargs)
 	after=$(echo "$after" | xargs) to=$(echo "$to" | sed 's/^ *//; s/ *$//')
 	cc=$(echo "$cc" | sed 's/^ *//; s/ *$//')
 	[ -n "$name" ] || continue
@@ -71,13 +62,19 @@ while IFS='|' read -r name range after to cc; do
 	{ [ "$first" = "$next" ] && [ "$last" -ge "$first" ]; } ||
 		die "$list: $name: PATCHES $range, where patch $next comes next"
 	next=$((last + 1))
+	[ $((last - first + 1)) -le 15 ] ||
+		die "$list: $name: $((last - first + 1)) patches; post 15 or fewer at a time"
+	case $label in
+	PATCH|"RFC PATCH") ;;
+	*) die "$list: $name: LABEL '$label' is neither PATCH nor RFC PATCH" ;;
+	esac
 	[ -n "$to" ] || die "$list: $name has no TO"
 	[ -f "$TOP/Documentation/postings/$name.txt" ] || die "no Documentation/postings/$name.txt"
 	for a in ${after/#-/}; do
 		printf '%s\n' "${names[@]}" | grep -xF "$a" >/dev/null ||
 			die "$list: $name: AFTER names '$a', not an earlier posting"
 	done
-	names+=("$name") ranges+=("$first $last") afters+=("${after/#-/}") tos+=("$to") ccs+=("$cc")
+	names+=("$name") ranges+=("$first $last") labels+=("$label") afters+=("${after/#-/}") tos+=("$to") ccs+=("$cc")
 done < <(sed 's/#.*//; /^[[:space:]]*$/d' "$list")
 [ "$next" = $((${#stack[@]} + 1)) ] ||
 	die "$list covers patches 1-$((next - 1)); the series has ${#stack[@]}"
@@ -85,7 +82,7 @@ done < <(sed 's/#.*//; /^[[:space:]]*$/d' "$list")
 # get_maintainer.pl for PATCH files: maintainers, reviewers and lists.
 recipients() {
 	(cd "$src" && PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 ./scripts/get_maintainer.pl \
-		--no-rolestats --no-git --no-git-fallback --no-fixes --no-s \
+		--no-rolestats --no-git --no-git-fallback --fixes --no-s \
 		--no-keywords --m --r --l "$@")
 }
 folded() { paste -sd '\t' | sed 's/\t/,\n /g'; }
@@ -133,7 +130,7 @@ for i in "${!names[@]}"; do
 	own[$name]=$pbase..$(git -C "$wt" rev-parse HEAD)
 	n=$((last - first + 1))
 	txt=$TOP/Documentation/postings/$name.txt
-	opts=(-q --no-signature --subject-prefix="PATCH v3" -o "$out/$name")
+	opts=(-q --no-signature --subject-prefix="${labels[$i]}" -o "$out/$name")
 	if [ "$n" -gt 1 ]; then
 		g checkout -q -b "$tag"
 		g -c core.abbrev=12 -c "branch.$tag.description=$(cat "$txt")" \
@@ -141,6 +138,14 @@ for i in "${!names[@]}"; do
 			"$pbase..HEAD"
 		g checkout -q --detach
 		g branch -q -D "$tag"
+		# As b4 prep records them: the posting's change-id, and those of
+		# the postings it applies on, as prerequisites.
+		{
+			echo "change-id: $SERIES_CHANGE_ID-$name"
+			for a in ${afters[$i]}; do
+				echo "prerequisite-change-id: $SERIES_CHANGE_ID-$a:v1"
+			done
+		} >>"$out/$name/0000-cover-letter.patch"
 	else
 		g notes --ref="$tag" add -f -F "$txt" HEAD
 		g -c core.abbrev=12 format-patch "${opts[@]}" --notes="$tag" "$pbase..HEAD"

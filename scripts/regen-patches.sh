@@ -36,7 +36,7 @@ git -C "$tree" -c core.abbrev=12 \
 	-c "branch.$branch.description=$(cat "$TOP/Documentation/cover-letter.txt")" \
 	format-patch -q --cover-letter --cover-from-description=subject \
 	--base="$base" --no-signature -o "$tmp" "$base..HEAD" \
-	--subject-prefix="PATCH v3"
+	--subject-prefix="PATCH"
 
 # get_maintainer.pl of the tree, one address per line: "maintainers" for
 # To, "others" (reviewers and lists) for Cc, as b4 prep --auto-to-cc does.

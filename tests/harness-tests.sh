@@ -158,9 +158,18 @@ if [ -d "$BUILD/linux/.git" ]; then
 	last=$(sed -n 's/^dax-fixes *| *1-\([0-9]*\) .*/\1/p' "$TOP/Documentation/postings/list")
 	sed "s/^\(dax-fixes *| *\)1-$last /\11-$((last - 1)) /" \
 		"$TOP/Documentation/postings/list" >"$tmp/gap.list"
-	expect 2 "PATCHES $((last + 1)), where patch $last comes next" \
+	expect 2 "where patch $last comes next" \
 		"a postings list that leaves a patch out" -- \
 		env POSTINGS_CHECK=1 POSTER="A B <a@b.org>" POSTINGS_LIST="$tmp/gap.list" \
+		"$TOP/scripts/postings.sh" "$tmp/post"
+	# The first two postings as one: more than 15 patches.
+	second=$(sed -n 's/^[a-z0-9-]* *| *[0-9]*-\([0-9]*\) .*/\1/p' \
+		"$TOP/Documentation/postings/list" | sed -n 2p)
+	awk -v last="$second" '/^[a-z]/ && n++ == 1 { next }
+		/^dax-fixes / { sub(/\| *1-[0-9]* /, "| 1-" last " ") } { print }' \
+		"$TOP/Documentation/postings/list" >"$tmp/big.list"
+	expect 2 "post 15 or fewer at a time" "a posting of more than 15 patches" -- \
+		env POSTINGS_CHECK=1 POSTER="A B <a@b.org>" POSTINGS_LIST="$tmp/big.list" \
 		"$TOP/scripts/postings.sh" "$tmp/post"
 fi
 
@@ -172,7 +181,10 @@ if [ -d "$BUILD/linux/.git" ]; then
 	(cd "$TOP" && git ls-files -z | xargs -0 cp --parents -t "$tmp/repo")
 	# A repository of its own (objects shared): its branches are not ours.
 	git clone -q --shared --no-checkout "$BUILD/linux" "$tmp/repo/build/linux"
-	last=$(series_patches | tail -n 1)
+	# The last patch that changes a file it does not create.
+	last=$(series_patches | tac | while read -r p; do
+		awk '/^@@/ { h = 1 } h && /^ / { f = 1 } END { exit !f }' \
+			"$TOP/patches/$p" && { echo "$p"; break; }; done)
 	# The first context line of the first hunk.
 	awk '!done && hunk && /^ / { $0 = " CORRUPTED" substr($0, 2); done = 1 }
 	     /^@@/ { hunk = 1 } { print }' "$tmp/repo/patches/$last" >"$tmp/corrupt"
