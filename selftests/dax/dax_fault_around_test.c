@@ -581,10 +581,9 @@ TEST_F(fa, write_after_fault_around)
 FIXTURE(unbind)
 {
 	const char *dev, *dir;
-	const char *fsdev;	/* where the filesystem is: dev or part */
 	const char *fstype, *mkfs;	/* the test directory's type */
 	char nd[64];		/* the namespace's nd device: pfn1.0 */
-	char part[PATH_MAX];	/* a partition of dev that a test added */
+	char part[PATH_MAX];	/* a partition of dev that holds the filesystem */
 	bool mounted, unbound;
 };
 
@@ -630,18 +629,19 @@ static int rebind(const char *dev, const char *nd)
 
 /*
  * Make a filesystem of the test directory's type, with @opts added to its
- * mkfs, on the SCRATCH device and mount it there with dax=always.  Returns
+ * mkfs, on the SCRATCH device (or on the partition of it that a test added,
+ * self->part) and mount it there with dax=always.  Returns
  * 0, or with @why set: -ENOENT if there is no such mkfs, -EINVAL if it
  * failed, -EIO if the mount failed or is not DAX.
  */
 static int make_scratch_fs(FIXTURE_DATA(unbind) *self, const char *opts,
 			   char *why, size_t len)
 {
+	const char *dev = self->part[0] ? self->part : self->dev;
 	char cmd[PATH_MAX];
 	int ret;
 
-	snprintf(cmd, sizeof(cmd), "%s %s %s >/dev/null", self->mkfs, opts,
-		 self->fsdev);
+	snprintf(cmd, sizeof(cmd), "%s %s %s >/dev/null", self->mkfs, opts, dev);
 	ret = system(cmd);
 	if (WIFEXITED(ret) && WEXITSTATUS(ret) == 127) {
 		snprintf(why, len, "no %.*s", (int)strcspn(self->mkfs, " "),
@@ -653,8 +653,8 @@ static int make_scratch_fs(FIXTURE_DATA(unbind) *self, const char *opts,
 		return -EINVAL;
 	}
 	mkdir(self->dir, 0755);
-	if (mount(self->fsdev, self->dir, self->fstype, 0, "dax=always")) {
-		snprintf(why, len, "mount %s on %s: %s", self->fsdev, self->dir,
+	if (mount(dev, self->dir, self->fstype, 0, "dax=always")) {
+		snprintf(why, len, "mount %s on %s: %s", dev, self->dir,
 			 strerror(errno));
 		return -EIO;
 	}
@@ -745,7 +745,6 @@ FIXTURE_SETUP(unbind)
 	int ret;
 
 	self->dev = getenv("DAX_SCRATCH_DEV");
-	self->fsdev = self->dev;
 	self->dir = getenv("DAX_SCRATCH_DIR");
 	test_dir = dax_check_dir(why, sizeof(why));
 	if (!test_dir)
@@ -920,7 +919,6 @@ TEST_F_TIMEOUT(unbind, mapped_pages_after_unbind_on_a_partition, 120)
 	self->mounted = false;
 	ret = add_scratch_partition(self);
 	ASSERT_EQ(0, ret) TH_LOG("partition 1 of %s: %s", self->dev, strerror(-ret));
-	self->fsdev = self->part;
 	ret = make_scratch_fs(self, strcmp(self->fstype, "xfs") ? "" : "-m reflink=0",
 			      why, sizeof(why));
 	ASSERT_EQ(0, ret) TH_LOG("%s", why);
