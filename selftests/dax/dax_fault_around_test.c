@@ -105,11 +105,6 @@ FIXTURE_TEARDOWN(fa)
 		close(self->fd);
 }
 
-static char *map_pte(int fd, int flags, size_t len, int prot)
-{
-	return dax_map_file_at(fd, len, prot, flags, 0, false);
-}
-
 /* Faults taken to read one word of each page of @p in the given order. */
 static long read_faults(const char *p, size_t npages, size_t ps, const size_t *order)
 {
@@ -134,7 +129,7 @@ static void count_two_mappings(struct __test_metadata *_metadata, int fd, int fl
 	int m;
 
 	for (m = 0; m < 2; m++) {
-		p = map_pte(fd, flags, size, PROT_READ);
+		p = dax_map_pte(fd, size, PROT_READ, flags);
 		ASSERT_NE(MAP_FAILED, p);
 		faults[m] = read_faults(p, npages, ps, order);
 		EXPECT_EQ(-1, dax_verify(p, npages, seed, 0));
@@ -142,7 +137,7 @@ static void count_two_mappings(struct __test_metadata *_metadata, int fd, int fl
 	}
 }
 
-/* Page tables that a mapping of @size placed by map_pte() spans. */
+/* Page tables that a mapping of @size placed by dax_map_pte() spans. */
 static long pte_tables(size_t size)
 {
 	size_t table = dax_pmd_size();
@@ -173,8 +168,8 @@ static long interleaved_faults(struct __test_metadata *_metadata, int fd_a,
 	char *a, *b;
 	long before, faults;
 
-	a = map_pte(fd_a, flags, npages * ps, PROT_READ);
-	b = map_pte(fd_b, flags, npages * ps, PROT_READ);
+	a = dax_map_pte(fd_a, npages * ps, PROT_READ, flags);
+	b = dax_map_pte(fd_b, npages * ps, PROT_READ, flags);
 	EXPECT_NE(MAP_FAILED, a);
 	EXPECT_NE(MAP_FAILED, b);
 	if (a == MAP_FAILED || b == MAP_FAILED)
@@ -214,7 +209,7 @@ TEST_F_TIMEOUT(fa, interleaved_readers, 120)
 	ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
 	ASSERT_EQ(0, dax_fault_around_set(WINDOW));
 	/* The first read makes the entries; count re-reads only. */
-	p = map_pte(self->fd, variant->flags, BIG_FILE, PROT_READ);
+	p = dax_map_pte(self->fd, BIG_FILE, PROT_READ, variant->flags);
 	ASSERT_NE(MAP_FAILED, p);
 	read_faults(p, npages, self->ps, NULL);
 	munmap(p, BIG_FILE);
@@ -350,7 +345,7 @@ TEST_F_TIMEOUT(fa, madvise_hints, 120)
 		ASSERT_EQ(0, ftruncate(self->fd, 0));
 		ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
 		for (m = 0; m < 2; m++) {
-			p = map_pte(self->fd, variant->flags, size, PROT_READ);
+			p = dax_map_pte(self->fd, size, PROT_READ, variant->flags);
 			ASSERT_NE(MAP_FAILED, p);
 			ASSERT_EQ(0, madvise(p, size, advice[a]));
 			faults[a][m] = read_faults(p, npages, self->ps, NULL);
@@ -378,7 +373,7 @@ static char *map_around(struct __test_metadata *_metadata, int fd, int flags,
 	size_t ps = dax_page_size();
 	char *p;
 
-	p = map_pte(fd, flags, npages * ps, prot);
+	p = dax_map_pte(fd, npages * ps, prot, flags);
 	if (p == MAP_FAILED)
 		return p;
 	dax_touch(p);
@@ -443,7 +438,7 @@ TEST_F(fa, holes_unwritten_zero)
 	if (!reused)
 		SKIP(return, "no block of the old data stayed: old data cannot show");
 
-	p = map_pte(self->fd, variant->flags, npages * ps, PROT_READ);
+	p = dax_map_pte(self->fd, npages * ps, PROT_READ, variant->flags);
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_EQ(-1, dax_verify(p, 1, self->seed, 0));
 	EXPECT_TRUE(dax_is_zero(p + ps, (npages - 1) * ps));
@@ -490,14 +485,14 @@ TEST_F_TIMEOUT(fa, rss_counts_mapped_pages, 120)
 		SKIP(return, "mlockall: %s", strerror(errno));
 	/* The calls below, once, before the counter is watched. */
 	ASSERT_LE(0, rss_file_kb());
-	p = map_pte(self->fd, variant->flags, ps, PROT_READ);
+	p = dax_map_pte(self->fd, ps, PROT_READ, variant->flags);
 	ASSERT_NE(MAP_FAILED, p);
 	dax_smaps_field_kb(p, "Rss:");
 	munmap(p, ps);
 
 	for (m = 0; m < 2; m++) {
 		before = rss_file_kb();
-		p = map_pte(self->fd, variant->flags, npages * ps, PROT_READ);
+		p = dax_map_pte(self->fd, npages * ps, PROT_READ, variant->flags);
 		ASSERT_NE(MAP_FAILED, p);
 		EXPECT_GT((long)npages, read_faults(p, npages, ps, NULL));
 		rss = dax_smaps_field_kb(p, "Rss:");

@@ -284,7 +284,9 @@ TEST_F(pmd, hwpoison_not_mapped_around)
  * the entry (out of reach of fault-around from the entry's first page), is
  * killed when it poisons it.  Memory failure used to look for mappings of
  * the entry's first page only, so the child went on with the page mapped.
- * Needs DAX_TEST_HWPOISON=1, as hwpoison_not_mapped_around.
+ * Needs CAP_SYS_ADMIN and CONFIG_MEMORY_FAILURE.  The poisoned block is
+ * freed with the file and stays flagged until reboot, where a later file of
+ * the test filesystem may get it: the test runs only with DAX_TEST_HWPOISON=1.
  */
 TEST_F(pmd, hwpoison_kills_the_mapper_of_a_subpage)
 {

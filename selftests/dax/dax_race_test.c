@@ -8,8 +8,8 @@
  * every page, which faults each page in again.  Every page must read as zero
  * or as the pattern written for it.  The last two tests each aim at one race
  * (see there).  Each test checks the data, that the churn and the readers
- * made progress, and that the kernel did not taint itself (a warning, an
- * oops); lockdep splats and hangs show in dmesg and in the time limit.
+ * made progress, and that the kernel did not complain (a warning, an oops,
+ * a lockdep splat: struct dax_kwatch); hangs show in the time limit.
  *
  * DAX_RACE_SECONDS sets the duration of each test (default 20, 1..60).
  */
@@ -311,7 +311,7 @@ FIXTURE(race)
 {
 	int fd;
 	uint64_t seed;
-	unsigned long taint;
+	struct dax_kwatch kwatch;
 };
 
 FIXTURE_SETUP(race)
@@ -320,8 +320,7 @@ FIXTURE_SETUP(race)
 	char why[256];
 
 	self->fd = -1;
-	self->taint = dax_taint();
-	DAX_LOG_OLD_TAINT(self->taint);
+	DAX_KWATCH_START(&self->kwatch);
 	dir = dax_check_dir(why, sizeof(why));
 	if (!dir)
 		SKIP(return, "%s", why);
@@ -335,6 +334,7 @@ FIXTURE_SETUP(race)
 
 FIXTURE_TEARDOWN(race)
 {
+	dax_kwatch_stop(&self->kwatch);
 	if (self->fd >= 0)
 		close(self->fd);
 }
@@ -434,7 +434,7 @@ TEST_F_TIMEOUT(race, fault_write_truncate, DAX_RACE_TIMEOUT)
 {
 	run_race(_metadata, self->fd, self->seed,
 		 1U << OP_TRUNCATE | 1U << OP_PUNCH | 1U << OP_WRITE, false);
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /* Ranges shift, so any page's pattern may show up at any offset. */
@@ -443,7 +443,7 @@ TEST_F_TIMEOUT(race, zero_collapse_insert, DAX_RACE_TIMEOUT)
 	run_race(_metadata, self->fd, self->seed,
 		 1U << OP_TRUNCATE | 1U << OP_PUNCH | 1U << OP_WRITE |
 		 1U << OP_ZERO | 1U << OP_COLLAPSE | 1U << OP_INSERT, true);
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /*
@@ -452,7 +452,7 @@ TEST_F_TIMEOUT(race, zero_collapse_insert, DAX_RACE_TIMEOUT)
  * zero page mapped there before goes away.  A read fault that comes in
  * between maps the new block; its entry must not be torn down while the
  * page is still mapped (v7.3 warns in dax_folio_put(), which the test sees
- * in the kernel's taint flags).  A child keeps
+ * in the kernel log).  A child keeps
  * punching a range and writing it again page by page; the test process
  * keeps zapping the range and reading it back.
  */
@@ -518,7 +518,7 @@ TEST_F_TIMEOUT(race, write_into_mapped_holes, DAX_RACE_TIMEOUT)
 	}
 	EXPECT_LT(0, rounds);
 	/* v7.3 warns in dax_folio_put(): that is the failure to see. */
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /*
@@ -653,7 +653,7 @@ TEST_F_TIMEOUT(race, write_into_unwritten, DAX_RACE_TIMEOUT)
 			TH_LOG("writer failed: status %#x: %s", status, strerror(uc->err));
 	EXPECT_LT(0, faults);
 	munmap(uc, sizeof(*uc));
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 int main(int argc, char **argv)

@@ -20,8 +20,9 @@
  * cloned must not take a page from the clone.
  *
  * Data is checked by comparing the mapping with read(2) of the same file: a
- * stale block shows nowhere else.  Kernel warnings are caught through the
- * taint flags.  The tests skip where the filesystem has no reflink (ext4).
+ * stale block shows nowhere else.  Kernel warnings are caught in the kernel
+ * log (struct dax_kwatch).  The tests skip where the filesystem has no
+ * reflink (ext4).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -58,7 +59,7 @@ FIXTURE(reflink)
 	int a, b;			/* a file and its clone */
 	char *map_a, *map_b;
 	int pipe[2];
-	unsigned long taint;
+	struct dax_kwatch kwatch;
 };
 
 static int fill_file(int fd, size_t off, size_t len, int byte)
@@ -253,12 +254,12 @@ FIXTURE_SETUP(reflink)
 		ASSERT_EQ(0, errno);
 	}
 	ASSERT_EQ(0, pipe(self->pipe));
-	self->taint = dax_taint();
-	DAX_LOG_OLD_TAINT(self->taint);
+	DAX_KWATCH_START(&self->kwatch);
 }
 
 FIXTURE_TEARDOWN(reflink)
 {
+	dax_kwatch_stop(&self->kwatch);
 	close_pipe(self->pipe);
 	if (self->map_a != MAP_FAILED)
 		munmap(self->map_a, self->len);
@@ -298,7 +299,7 @@ TEST_F_TIMEOUT(reflink, cow_write_mapped, 60)
 	EXPECT_EQ(OLD_BYTE, self->map_b[REF_PAGE * self->ps]);
 	EXPECT_EQ(-1, first_stale_page(self->b, self->map_b, self->len, self->ps));
 	REMAP_AND_COMPARE(self->map_a, self->a, "file, mapped again");
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /*
@@ -348,7 +349,7 @@ TEST_F_TIMEOUT(reflink, cow_write_referenced_page, 120)
 	close(other);
 	REMAP_AND_COMPARE(self->map_a, self->a, "old block freed and reused");
 	EXPECT_NE(OTHER_BYTE, self->map_a[REF_PAGE * self->ps]);
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /*
@@ -417,7 +418,7 @@ TEST_F_TIMEOUT(reflink, truncate_shared_referenced_page, 120)
 	ASSERT_NE(MAP_FAILED, self->map_b);
 	EXPECT_EQ(OLD_BYTE, self->map_b[REF_PAGE * self->ps]);
 	EXPECT_EQ(-1, first_stale_page(self->b, self->map_b, self->len, self->ps));
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /*
@@ -467,13 +468,13 @@ TEST_F_TIMEOUT(reflink, cow_write_clone_referenced_page, 60)
 	clone_ref_op(self, _metadata, cow_write_ref_page, "CoW write(2)");
 	REMAP_AND_COMPARE(self->map_a, self->a, "CoW write, clone's page in a pipe");
 	EXPECT_EQ(NEW_BYTE, self->map_a[REF_PAGE * self->ps]);
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 TEST_F_TIMEOUT(reflink, truncate_clone_referenced_page, 60)
 {
 	clone_ref_op(self, _metadata, truncate_to_zero, "truncate");
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /* The descriptor FICLONE clones from, in clone_into()'s child. */
@@ -537,7 +538,7 @@ TEST_F_TIMEOUT(reflink, clone_into_referenced_page, 120)
 	close_pipe(self->pipe);
 
 	REMAP_AND_COMPARE(*map, hi, "file cloned into");
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /*
@@ -660,7 +661,7 @@ static void own_referenced(FIXTURE_DATA(reflink) *self,
 	ASSERT_NE(MAP_FAILED, self->map_b);
 	EXPECT_EQ(wrote ? OTHER_BYTE : OLD_BYTE, self->map_b[REF_PAGE * self->ps]);
 	EXPECT_EQ(-1, first_stale_page(self->b, self->map_b, self->len, self->ps));
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 TEST_F_TIMEOUT(reflink, cow_write_own_referenced_page, 60)
@@ -756,7 +757,7 @@ static void cow_fault_referenced(FIXTURE_DATA(reflink) *self,
 	}
 	EXPECT_EQ(NEW_BYTE, self->map_a[REF_PAGE * self->ps]);
 	REMAP_AND_COMPARE(self->map_a, self->a, "CoW write fault, pipe closed");
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 TEST_F_TIMEOUT(reflink, cow_fault_referenced_page, 60)
@@ -819,7 +820,7 @@ TEST_F_TIMEOUT(reflink, cow_write_and_killed_fault, 60)
 		TH_LOG("byte %zu of the page written: %#x, not the write's data %#x",
 		       i, (unsigned char)buf[i], NEW_BYTE);
 	REMAP_AND_COMPARE(self->map_a, self->a, "CoW write(2) and a killed fault");
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /* A store into a page that the storing process keeps in a pipe itself. */
@@ -869,7 +870,7 @@ TEST_F_TIMEOUT(reflink, cow_fault_from_kernel_killed, 60)
 		TH_LOG("the futex store into a page in the process's own pipe %s",
 		       "went on 10 s after SIGKILL");
 	REMAP_AND_COMPARE(self->map_a, self->a, "futex store killed");
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /* A thread that sets its clear_child_tid to the word at @arg and waits. */
@@ -920,7 +921,7 @@ TEST_F_TIMEOUT(reflink, cow_fault_at_exit, 60)
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	REMAP_AND_COMPARE(self->map_a, self->a, "exit with clear_child_tid in a CoW page");
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 static void ignore_signal(int sig)
@@ -972,7 +973,7 @@ TEST_F_TIMEOUT(reflink, cow_fault_from_kernel_signalled, 60)
 		TH_LOG("the read(2) into a page in the process's own pipe %s",
 		       "went on 10 s after SIGKILL");
 	REMAP_AND_COMPARE(self->map_a, self->a, "read(2) into a CoW page, signalled");
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 struct mkwrite_waiter {
@@ -1047,7 +1048,7 @@ TEST_F_TIMEOUT(reflink, cow_fault_waits_without_the_vma_lock, 60)
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	REMAP_AND_COMPARE(self->map_a, self->a, "a store, an mprotect() and the pipe drained");
 	EXPECT_EQ(NEW_BYTE, self->map_a[REF_PAGE * self->ps]);
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /*
@@ -1090,7 +1091,7 @@ TEST_F_TIMEOUT(reflink, cow_fault_clone_referenced_page, 60)
 	EXPECT_EQ(-1, first_stale_page(self->b, self->map_b, self->len, self->ps));
 	EXPECT_EQ(NEW_BYTE, self->map_a[REF_PAGE * self->ps]);
 	REMAP_AND_COMPARE(self->map_a, self->a, "CoW write fault, clone's pipe closed");
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /* The page beside_ops() splice; the CoW writes write REF_PAGE. */
@@ -1185,7 +1186,7 @@ TEST_F_TIMEOUT(reflink, cow_write_beside_referenced_page, 60)
 	ASSERT_EQ(self->ps, splice_page(self->pipe[1], self->map_a, SPLICED_PAGE,
 					self->ps));
 	cow_write_beside(self, _metadata, cow_write_ref_page, "CoW write(2)");
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /* The same with the writer holding the other page in its own pipe. */
@@ -1197,7 +1198,7 @@ TEST_F_TIMEOUT(reflink, cow_write_beside_own_referenced_page, 60)
 	ASSERT_NE(MAP_FAILED, self->map_a);
 	cow_write_beside(self, _metadata, splice_other_then_cow_write,
 			 "CoW write(2) by the pipe's holder");
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /*
@@ -1214,7 +1215,7 @@ TEST_F_TIMEOUT(reflink, cow_write_beside_clone_referenced_page, 60)
 					self->ps));
 	cow_write_beside(self, _metadata, cow_write_ref_page,
 			 "CoW write(2), the clone's page in a pipe");
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /* A zero-copy copy of one page of the file to another, with splice(). */
@@ -1227,7 +1228,7 @@ TEST_F_TIMEOUT(reflink, splice_page_into_cow_page, 60)
 	cow_write_beside(self, _metadata, splice_other_into_cow_page,
 			 "splice() of a page of the file");
 	EXPECT_EQ(OLD_BYTE, self->map_a[REF_PAGE * self->ps]);
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 struct racing_reader {
@@ -1311,7 +1312,7 @@ TEST_F_TIMEOUT(reflink, cow_write_racing_reader, DAX_RACE_TIMEOUT)
 		       (unsigned char)self->map_a[stale * self->ps] : 0, byte);
 	TH_LOG("%ld clone+write rounds, %ld reader passes", iter, rd.rounds);
 	EXPECT_LT(0, rd.rounds);
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /* The byte of each page that store_mapping() writes. */
@@ -1385,7 +1386,7 @@ TEST_F_TIMEOUT(reflink, cow_write_racing_store, DAX_RACE_TIMEOUT)
 	st.map = self->map_a;
 	ASSERT_EQ(0, pthread_create(&tid, NULL, store_mapping, &st));
 	while (time(NULL) < end && lost < 0 &&
-	       !(dax_taint() & ~self->taint & DAX_TAINT_BAD)) {
+	       !dax_kwatch_complained(&self->kwatch)) {
 		byte = 0x40 + iter++ % 0x80;
 		err = clone_and_overwrite(self->a, self->b, buf, self->len,
 					  byte);
@@ -1399,7 +1400,7 @@ TEST_F_TIMEOUT(reflink, cow_write_racing_store, DAX_RACE_TIMEOUT)
 	ASSERT_EQ(0, err)
 		TH_LOG("clone or write failed in round %ld: %s", iter, strerror(err));
 	TH_LOG("%ld clone+write rounds, %ld store passes", iter, st.rounds);
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 	EXPECT_EQ(-1, lost)
 		TH_LOG("round %ld: page %ld lost the write's %#x: read(2) %#x",
 		       iter, lost, byte, lost >= 0 ?
@@ -1450,7 +1451,7 @@ TEST_F(reflink, cow_write_from_unfaulted_buffers)
 	munmap(self_map, self->len);
 	EXPECT_TRUE(file_is(self->a, self->len, NEW_BYTE));
 	EXPECT_TRUE(file_is(self->b, self->len, NEW_BYTE));
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /*
@@ -1485,7 +1486,7 @@ TEST_F_TIMEOUT(reflink, clone_racing_readers, DAX_RACE_TIMEOUT)
 	ASSERT_EQ(0, pthread_create(&ta, NULL, read_mapping, &ra));
 	ASSERT_EQ(0, pthread_create(&tb, NULL, read_mapping, &rb));
 	while (time(NULL) < end && stale < 0 &&
-	       !(dax_taint() & ~self->taint & DAX_TAINT_BAD)) {
+	       !dax_kwatch_complained(&self->kwatch)) {
 		byte = 0x40 + iter++ % 0x80;
 		memset(buf, byte, self->len);
 		if (pwrite(self->a, buf, self->len, 0) != (ssize_t)self->len) {
@@ -1507,7 +1508,7 @@ TEST_F_TIMEOUT(reflink, clone_racing_readers, DAX_RACE_TIMEOUT)
 		TH_LOG("write or clone failed in round %ld: %s", iter, strerror(err));
 	TH_LOG("%ld write+clone rounds, %ld and %ld reader passes", iter,
 	       ra.rounds, rb.rounds);
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 	EXPECT_EQ(-1, stale)
 		TH_LOG("round %ld: page %ld of the clone's mapping: %#x, read(2) %#x",
 		       iter, stale, stale >= 0 ?
@@ -1591,7 +1592,7 @@ TEST_F_TIMEOUT(reflink, zero_eof_referenced_page, 120)
 	ASSERT_NE(MAP_FAILED, self->map_a);
 	EXPECT_EQ(-1, first_stale_page(self->a, self->map_a, self->len, self->ps));
 	EXPECT_EQ(0, self->map_a[eof]);
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /*
@@ -1611,7 +1612,7 @@ FIXTURE(pmd_cow)
 	uint64_t seed;
 	char *map;
 	long fault_around;	/* value to restore, or -1 */
-	unsigned long taint;
+	struct dax_kwatch kwatch;
 };
 
 FIXTURE_SETUP(pmd_cow)
@@ -1653,12 +1654,12 @@ FIXTURE_SETUP(pmd_cow)
 	if (!ret)
 		SKIP(return, "the filesystem did not allocate PMD-aligned extents");
 	self->fault_around = dax_fault_around_get();
-	self->taint = dax_taint();
-	DAX_LOG_OLD_TAINT(self->taint);
+	DAX_KWATCH_START(&self->kwatch);
 }
 
 FIXTURE_TEARDOWN(pmd_cow)
 {
+	dax_kwatch_stop(&self->kwatch);
 	if (self->fault_around >= 0)
 		dax_fault_around_set(self->fault_around);
 	if (self->map != MAP_FAILED)
@@ -1732,7 +1733,7 @@ TEST_F_TIMEOUT(pmd_cow, cow_fault_into_pmd_entry, 60)
 	self->map = MAP_FAILED;
 	close(self->a);
 	self->a = -1;
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /*
@@ -1784,7 +1785,7 @@ TEST_F_TIMEOUT(pmd_cow, clone_ptes_beside_pmd_entries, 60)
 	pte = dax_map_file_at(self->b, self->len, PROT_READ, MAP_SHARED, 0, false);
 	ASSERT_NE(MAP_FAILED, pte);
 	compare_clone_and_evict(self, _metadata, pte);
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /*
@@ -1816,7 +1817,7 @@ TEST_F_TIMEOUT(pmd_cow, pmd_entries_over_clone_ptes, 60)
 	stale = remap_first_stale_page(self, self->a, true);
 	EXPECT_EQ(-1, stale) TH_LOG("PMD mapping: page %ld differs from read(2)", stale);
 	compare_clone_and_evict(self, _metadata, pte);
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 /* A store of @byte at @addr in a child: 0 if it worked, else its signal. */
@@ -1854,7 +1855,7 @@ TEST(cow_write_over_pmd_zero_entry)
 	size_t first = pmd / ps, cow_page = first + 8;
 	size_t write_page = 3 * first / 2 + 2;
 	char why[256], buf[4096 * 4], *hole, *pte, *bad;
-	unsigned long taint = dax_taint();
+	struct dax_kwatch kwatch;
 	const char *dir;
 	uint64_t val;
 	int fd, clone, ret;
@@ -1866,7 +1867,7 @@ TEST(cow_write_over_pmd_zero_entry)
 		SKIP(return, "no transparent hugepages, so no DAX PMDs");
 	if (ps > sizeof(buf))
 		SKIP(return, "its buffers hold 16 KiB, pages are %zu KiB", ps >> 10);
-	DAX_LOG_OLD_TAINT(taint);
+	DAX_KWATCH_START(&kwatch);
 	fd = dax_tmpfile(dir, 2 * pmd);
 	ASSERT_LE(0, fd);
 	clone = dax_tmpfile(dir, 0);
@@ -1915,7 +1916,7 @@ TEST(cow_write_over_pmd_zero_entry)
 	munmap(pte, pmd / 2);
 	close(clone);
 	close(fd);
-	DAX_ASSERT_NO_NEW_TAINT(taint);
+	DAX_ASSERT_NO_COMPLAINT(&kwatch);
 }
 
 #define POISON_PAGES	512	/* one block poisoned per round, at most */
@@ -2043,7 +2044,7 @@ out:
 	munmap(map, len);
 	close(clone);
 	close(fd);
-	DAX_ASSERT_NO_NEW_TAINT(self->taint);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
 int main(int argc, char **argv)

@@ -31,11 +31,6 @@
 #include "dax_util.h"
 
 /* Map with PTEs only: the tests look at single pages. */
-static char *map_pte(int fd, int flags, size_t len, int prot)
-{
-	return dax_map_file_at(fd, len, prot, flags, 0, false);
-}
-
 #define ND_PMEM		"/sys/bus/nd/drivers/nd_pmem"
 #define UNBIND_PAGES	64
 
@@ -266,6 +261,51 @@ FIXTURE_TEARDOWN_PARENT(unbind)
 }
 
 /*
+ * Create @name in the test directory with UNBIND_PAGES pages of the pattern
+ * of @seed, write it back, and map it with PTEs, checking what the mapping
+ * shows: the mapping, with the file in *@fd.  The tests use named files: the
+ * last close of an unlinked one would evict it while the device is away, as
+ * unmounting would (see the teardown).
+ */
+static char *map_new_file(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(unbind) *self, const char *name,
+			  uint64_t seed, int *fd)
+{
+	size_t len = UNBIND_PAGES * dax_page_size();
+	char path[PATH_MAX], *p;
+
+	snprintf(path, sizeof(path), "%s/%s", self->dir, name);
+	*fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ASSERT_LE(0, *fd) TH_LOG("%s: %s", path, strerror(errno));
+	ASSERT_EQ(0, dax_write_pattern(*fd, seed, 0, UNBIND_PAGES));
+	ASSERT_EQ(0, fsync(*fd));
+	p = dax_map_pte(*fd, len, PROT_READ, MAP_SHARED);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(-1, dax_verify(p, UNBIND_PAGES, seed, 0));
+	return p;
+}
+
+/* How many of the UNBIND_PAGES pages at @p read without SIGBUS. */
+static size_t pages_readable(const char *p)
+{
+	size_t ps = dax_page_size(), i, n = 0;
+
+	for (i = 0; i < UNBIND_PAGES; i++)
+		n += !dax_probe_read(p + i * ps, NULL);
+	return n;
+}
+
+/* How many of the UNBIND_PAGES pages at @p the page table maps. */
+static size_t pages_present(const char *p)
+{
+	size_t ps = dax_page_size(), i, n = 0;
+
+	for (i = 0; i < UNBIND_PAGES; i++)
+		n += !!(dax_pagemap(p + i * ps) & DAX_PAGEMAP_PRESENT);
+	return n;
+}
+
+/*
  * Once the namespace under a mounted filesystem is unbound, a read fault
  * fails (SIGBUS: the filesystem is shut down, dax_direct_access() fails).
  * Fault-around must not map the pfns that the file's DAX entries still hold
@@ -276,34 +316,18 @@ FIXTURE_TEARDOWN_PARENT(unbind)
  */
 TEST_F_TIMEOUT(unbind, no_mapping_of_a_dead_device, 120)
 {
-	size_t ps = dax_page_size(), len = UNBIND_PAGES * ps, i;
+	size_t len = UNBIND_PAGES * dax_page_size(), readable, present;
 	uint64_t seed = (uint64_t)time(NULL) << 16 ^ getpid();
-	size_t readable = 0, present = 0;
-	char path[PATH_MAX], *p;
+	char *p;
 	int fd;
 
-	/*
-	 * A named file: the last close of an unlinked one would evict it
-	 * while the device is away, as unmounting would (see the teardown).
-	 */
-	snprintf(path, sizeof(path), "%s/unbind", self->dir);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, dax_write_pattern(fd, seed, 0, UNBIND_PAGES));
-	ASSERT_EQ(0, fsync(fd));
-	p = map_pte(fd, MAP_SHARED, len, PROT_READ);
-	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(-1, dax_verify(p, UNBIND_PAGES, seed, 0));
+	p = map_new_file(_metadata, self, "unbind", seed, &fd);
 	ASSERT_EQ(0, madvise(p, len, MADV_DONTNEED));
 
 	ASSERT_EQ(0, write_sysfs(ND_PMEM "/unbind", self->nd));
 	self->unbound = true;
-	for (i = 0; i < UNBIND_PAGES; i++) {
-		if (!dax_probe_read(p + i * ps, NULL))
-			readable++;
-		if (dax_pagemap(p + i * ps) & DAX_PAGEMAP_PRESENT)
-			present++;
-	}
+	readable = pages_readable(p);
+	present = pages_present(p);
 	EXPECT_EQ(0, readable)
 		TH_LOG("%zu of %d pages readable after %s was unbound", readable,
 		       UNBIND_PAGES, self->nd);
@@ -325,35 +349,22 @@ TEST_F_TIMEOUT(unbind, no_mapping_of_a_dead_device, 120)
 static void unmapped_by_unbind(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(unbind) *self)
 {
-	size_t ps = dax_page_size(), len = UNBIND_PAGES * ps, i;
+	size_t len = UNBIND_PAGES * dax_page_size(), readable, present;
 	uint64_t seed = (uint64_t)time(NULL) << 16 ^ getpid();
-	size_t readable = 0, present = 0;
-	char path[PATH_MAX], *p;
+	char *p;
 	int fd;
 
-	/* Named, as in no_mapping_of_a_dead_device. */
-	snprintf(path, sizeof(path), "%s/mapped", self->dir);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, dax_write_pattern(fd, seed, 0, UNBIND_PAGES));
-	ASSERT_EQ(0, fsync(fd));
-	p = map_pte(fd, MAP_SHARED, len, PROT_READ);
-	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(-1, dax_verify(p, UNBIND_PAGES, seed, 0));
-	for (i = 0; i < UNBIND_PAGES; i++)
-		present += !!(dax_pagemap(p + i * ps) & DAX_PAGEMAP_PRESENT);
+	p = map_new_file(_metadata, self, "mapped", seed, &fd);
+	present = pages_present(p);
 	ASSERT_EQ(UNBIND_PAGES, present) TH_LOG("the read did not map every page");
 
 	ASSERT_EQ(0, write_sysfs(ND_PMEM "/unbind", self->nd));
 	self->unbound = true;
-	for (i = 0; i < UNBIND_PAGES; i++)
-		readable += !dax_probe_read(p + i * ps, NULL);
+	readable = pages_readable(p);
 	EXPECT_EQ(0, readable)
 		TH_LOG("%zu of %d pages readable after %s was unbound", readable,
 		       UNBIND_PAGES, self->nd);
-	present = 0;
-	for (i = 0; i < UNBIND_PAGES; i++)
-		present += !!(dax_pagemap(p + i * ps) & DAX_PAGEMAP_PRESENT);
+	present = pages_present(p);
 	EXPECT_EQ(0, present)
 		TH_LOG("%zu of %d pages still mapped after %s was unbound", present,
 		       UNBIND_PAGES, self->nd);
@@ -428,15 +439,7 @@ static void referenced_at_unbind(struct __test_metadata *_metadata,
 	bool exited;
 	pid_t pid;
 
-	/* Named, as in no_mapping_of_a_dead_device. */
-	snprintf(path, sizeof(path), "%s/referenced", self->dir);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, dax_write_pattern(fd, seed, 0, UNBIND_PAGES));
-	ASSERT_EQ(0, fsync(fd));
-	p = map_pte(fd, MAP_SHARED, len, PROT_READ);
-	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(-1, dax_verify(p, UNBIND_PAGES, seed, 0));
+	p = map_new_file(_metadata, self, "referenced", seed, &fd);
 	q = p;
 	if (clone) {
 		snprintf(path, sizeof(path), "%s/referenced.clone", self->dir);
@@ -445,7 +448,7 @@ static void referenced_at_unbind(struct __test_metadata *_metadata,
 		if (ioctl(cfd, FICLONE, fd))
 			SKIP(return, "no reflink on this filesystem (FICLONE: %s)",
 			     strerror(errno));
-		q = map_pte(cfd, MAP_SHARED, len, PROT_READ);
+		q = dax_map_pte(cfd, len, PROT_READ, MAP_SHARED);
 		ASSERT_NE(MAP_FAILED, q);
 		ASSERT_EQ(-1, dax_verify(q, UNBIND_PAGES, seed, 0));
 	}
@@ -536,17 +539,10 @@ TEST_F_TIMEOUT(unbind, badblocks_not_mapped_around, 120)
 	int fd;
 
 	ASSERT_GE(sizeof(buf), ps);
-	snprintf(path, sizeof(path), "%s/badblocks", self->dir);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, dax_write_pattern(fd, seed, 0, UNBIND_PAGES));
-	ASSERT_EQ(0, fsync(fd));
+	p = map_new_file(_metadata, self, "badblocks", seed, &fd);
+	munmap(p, len);
 	where = device_offset(fd, BAD_PAGE * ps);
 	ASSERT_LE(0, where) TH_LOG("FIEMAP: %s", strerror(-where));
-	p = map_pte(fd, MAP_SHARED, len, PROT_READ);
-	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(-1, dax_verify(p, UNBIND_PAGES, seed, 0));
-	munmap(p, len);
 
 	snprintf(path, sizeof(path), "/sys/block/%s/badblocks", basename(self->dev));
 	snprintf(val, sizeof(val), "%lld %zu", where / 512, ps / 512);
@@ -555,7 +551,7 @@ TEST_F_TIMEOUT(unbind, badblocks_not_mapped_around, 120)
 		TH_LOG("read(2) of the bad page succeeded: the driver ignores its badblocks");
 	ASSERT_EQ(EIO, errno);
 
-	p = map_pte(fd, MAP_SHARED, len, PROT_READ);
+	p = dax_map_pte(fd, len, PROT_READ, MAP_SHARED);
 	ASSERT_NE(MAP_FAILED, p);
 	dax_touch(p + (BAD_PAGE - 1) * ps);
 	EXPECT_FALSE(dax_pagemap(p + BAD_PAGE * ps) & DAX_PAGEMAP_PRESENT)
@@ -595,7 +591,7 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 	int fa, fb, stop[2], report[2], status, ret;
 	char path[PATH_MAX], why[PATH_MAX + 64], *p;
 	size_t counts[2] = { 0, 0 };
-	unsigned long taint;
+	struct dax_kwatch kwatch;
 	pid_t pid;
 
 	if (strcmp(self->fstype, "xfs"))
@@ -604,8 +600,7 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 	if (ret == -ENOENT || ret == -EINVAL)
 		SKIP(return, "%.1000s", why);
 	ASSERT_EQ(0, ret) TH_LOG("%s", why);
-	taint = dax_taint();
-	DAX_LOG_OLD_TAINT(taint);
+	DAX_KWATCH_START(&kwatch);
 
 	snprintf(path, sizeof(path), "%s/a", self->dir);
 	fa = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -619,7 +614,7 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 	ASSERT_EQ(0, dax_write_pattern(fb, seed, 0, big / ps));
 	ASSERT_EQ(0, fsync(fb));
 	/* A DAX entry for every page of "b": the walk looks at each. */
-	p = map_pte(fb, MAP_SHARED, big, PROT_READ);
+	p = dax_map_pte(fb, big, PROT_READ, MAP_SHARED);
 	ASSERT_NE(MAP_FAILED, p);
 	for (i = 0; i < big; i += ps)
 		dax_touch(p + i);
@@ -636,7 +631,7 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 
 		close(stop[1]);
 		close(report[0]);
-		p = map_pte(fa, MAP_SHARED, len, PROT_READ);
+		p = dax_map_pte(fa, len, PROT_READ, MAP_SHARED);
 		if (p == MAP_FAILED)
 			_exit(2);
 		fcntl(stop[0], F_SETFL, O_NONBLOCK);
@@ -683,7 +678,7 @@ TEST_F_TIMEOUT(unbind, rmapbt_faults_during_the_walk, 300)
 		       counts[1], UNBIND_PAGES, self->nd);
 	close(fa);
 	close(fb);
-	DAX_ASSERT_NO_NEW_TAINT(taint);
+	DAX_ASSERT_NO_COMPLAINT(&kwatch);
 }
 
 #define HARD_OFFLINE	"/sys/devices/system/memory/hard_offline_page"
@@ -727,7 +722,8 @@ TEST_F_TIMEOUT(unbind, memory_failure_racing_umount, DAX_RACE_TIMEOUT)
 	double end = dax_now() + dax_race_seconds(10);
 	size_t ps = dax_page_size();
 	char path[PATH_MAX], why[PATH_MAX + 64], *p;
-	unsigned long taint, rounds = 0;
+	struct dax_kwatch kwatch;
+	unsigned long rounds = 0;
 	uint64_t addr;
 	int fd, status, ret, go[2];
 	pid_t pid;
@@ -742,15 +738,14 @@ TEST_F_TIMEOUT(unbind, memory_failure_racing_umount, DAX_RACE_TIMEOUT)
 		SKIP(return, "%.1000s", why);
 	ASSERT_EQ(0, ret) TH_LOG("%s", why);
 	srandom(getpid());
-	taint = dax_taint();
-	DAX_LOG_OLD_TAINT(taint);
+	DAX_KWATCH_START(&kwatch);
 
 	snprintf(path, sizeof(path), "%s/failed", self->dir);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, dax_write_pattern(fd, 1, 0, 1));
 	ASSERT_EQ(0, fsync(fd));
-	p = map_pte(fd, MAP_SHARED, ps, PROT_READ);
+	p = dax_map_pte(fd, ps, PROT_READ, MAP_SHARED);
 	ASSERT_NE(MAP_FAILED, p);
 	dax_touch(p);
 	addr = (dax_pagemap(p) & DAX_PAGEMAP_PFN) * ps;
@@ -785,14 +780,14 @@ TEST_F_TIMEOUT(unbind, memory_failure_racing_umount, DAX_RACE_TIMEOUT)
 		kill(pid, SIGKILL);
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		ASSERT_EQ(0, ret) TH_LOG("umount %s: %s", self->dir, strerror(-ret));
-		DAX_ASSERT_NO_NEW_TAINT(taint);
+		DAX_ASSERT_NO_COMPLAINT(&kwatch);
 		ASSERT_EQ(0, mount(self->dev, self->dir, self->fstype, 0, "dax=always"))
 			TH_LOG("mount %s: %s", self->dev, strerror(errno));
 		self->mounted = true;
 		rounds++;
 	}
 	TH_LOG("%lu rounds", rounds);
-	DAX_ASSERT_NO_NEW_TAINT(taint);
+	DAX_ASSERT_NO_COMPLAINT(&kwatch);
 }
 
 int main(int argc, char **argv)

@@ -439,16 +439,71 @@ unsigned long dax_taint(void)
 	return taint;
 }
 
-const char *dax_taint_names(unsigned long taint)
-{
-	static char buf[128];
+/* Kernel log lines that report a problem (see dax_kwatch in dax_util.h). */
+static const char *const dax_complaints[] = {
+	"WARNING:", "BUG:", "Oops", "kernel BUG", "UBSAN:", "INFO: task ",
+	"detected stall",
+};
 
-	snprintf(buf, sizeof(buf), "%s%s%s%s",
-		 taint & DAX_TAINT_BAD_PAGE ? "BAD_PAGE " : "",
-		 taint & DAX_TAINT_DIE ? "DIE " : "",
-		 taint & DAX_TAINT_WARN ? "WARN " : "",
-		 taint & DAX_TAINT_SOFTLOCKUP ? "SOFTLOCKUP " : "");
-	return buf;
+void dax_kwatch_start(struct dax_kwatch *w)
+{
+	w->started = true;
+	w->said[0] = '\0';
+	w->taint = dax_taint();
+	w->kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (w->kmsg >= 0 && lseek(w->kmsg, 0, SEEK_END) < 0) {
+		close(w->kmsg);
+		w->kmsg = -1;
+	}
+}
+
+/* Whether kernel log record @rec ("prio,seq,time,flags;text") complains. */
+static bool dax_kmsg_complains(const char *rec)
+{
+	const char *text = strchr(rec, ';');
+	size_t i;
+
+	if (!text)
+		return false;
+	for (i = 0; i < ARRAY_SIZE(dax_complaints); i++)
+		if (strstr(text, dax_complaints[i]))
+			return true;
+	return false;
+}
+
+bool dax_kwatch_complained(struct dax_kwatch *w)
+{
+	unsigned long taint;
+	char rec[8192];
+	ssize_t n;
+
+	if (w->said[0])
+		return true;
+	while (w->kmsg >= 0) {
+		n = read(w->kmsg, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* records lost to newer ones: read on */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		rec[strcspn(rec, "\n")] = '\0';
+		if (dax_kmsg_complains(rec)) {
+			snprintf(w->said, sizeof(w->said), "%s",
+				 strchr(rec, ';') + 1);
+			return true;
+		}
+	}
+	taint = dax_taint() & ~w->taint & DAX_TAINT_BAD;
+	if (taint)
+		snprintf(w->said, sizeof(w->said), "new taint flags %#lx", taint);
+	return taint;
+}
+
+void dax_kwatch_stop(struct dax_kwatch *w)
+{
+	if (w->started && w->kmsg >= 0)
+		close(w->kmsg);
+	w->started = false;
 }
 
 double dax_now(void)

@@ -72,6 +72,12 @@ int dax_write_pattern(int fd, uint64_t seed, size_t first, size_t npages);
 void *dax_map_file_at(int fd, size_t len, int prot, int flags, off_t offset,
 		  bool pmd_aligned);
 
+/* A mapping of @len bytes of @fd from its start that cannot use PMDs. */
+static inline char *dax_map_pte(int fd, size_t len, int prot, int flags)
+{
+	return dax_map_file_at(fd, len, prot, flags, 0, false);
+}
+
 /*
  * 1 if each PMD-sized block of the first @len bytes of @fd lies in one
  * written extent at a PMD-aligned disk address (FIEMAP), 0 if not, or -errno.
@@ -125,9 +131,7 @@ bool dax_has_fault_around(char *why, size_t len);
 
 /*
  * Kernel taint flags that mean the kernel complained: a bad page state (B),
- * an oops (D), a WARN (W) or a soft lockup (L).  A test reads them before and
- * after, so that it fails on the kernel's complaint by itself, wherever it
- * runs.
+ * an oops (D), a WARN (W) or a soft lockup (L).
  */
 #define DAX_TAINT_BAD_PAGE	(1UL << 5)
 #define DAX_TAINT_DIE		(1UL << 7)
@@ -137,8 +141,28 @@ bool dax_has_fault_around(char *why, size_t len);
 				 DAX_TAINT_WARN | DAX_TAINT_SOFTLOCKUP)
 /* /proc/sys/kernel/tainted, 0 if it cannot be read. */
 unsigned long dax_taint(void);
-/* The names of the DAX_TAINT_BAD flags in @taint, for a message. */
-const char *dax_taint_names(unsigned long taint);
+
+/*
+ * A watch on what the kernel complains of from a point on, so that a test
+ * fails on a kernel warning by itself, wherever it runs: the kernel log
+ * (/dev/kmsg, read from its end at the start) for a warning, a BUG, an oops,
+ * a hung task or an RCU stall, and the taint flags for what the log may have
+ * lost.  The
+ * log shows a warning also after an earlier one of the same boot has set its
+ * taint flag; where it cannot be read (not root), only a new taint flag
+ * shows.  A WARN_ON_ONCE() that fired earlier in the boot stays silent.
+ */
+struct dax_kwatch {
+	bool started;
+	int kmsg;		/* -1 if /dev/kmsg cannot be read */
+	unsigned long taint;	/* at the start */
+	char said[160];		/* the first complaint seen */
+};
+void dax_kwatch_start(struct dax_kwatch *w);
+/* Whether the kernel complained since the start; what it said in w->said. */
+bool dax_kwatch_complained(struct dax_kwatch *w);
+/* Close what start opened (a test's process that ends closes it too). */
+void dax_kwatch_stop(struct dax_kwatch *w);
 
 /* The tracefs directory that has the fs_dax events, or NULL. */
 const char *dax_tracefs_dir(void);
@@ -177,27 +201,27 @@ void dax_state_restore(void);
 
 #ifdef __KSELFTEST_HARNESS_H
 /*
- * Fail the test if the kernel set a DAX_TAINT_BAD flag since @before (a
- * dax_taint() value): a kernel that warned is broken even where the data
- * looked right, and a kselftest run without a harness that reads the
- * kernel log must see it.
+ * Start @w, and log what it cannot see: without the kernel log, a complaint
+ * whose taint flag an earlier one of the boot set already.
  */
-#define DAX_ASSERT_NO_NEW_TAINT(before) do {					\
-	unsigned long __new = dax_taint() & ~(before) & DAX_TAINT_BAD;		\
-	ASSERT_EQ(0, __new) TH_LOG("the kernel tainted itself: %s(see dmesg)", \
-				   dax_taint_names(__new));			\
+#define DAX_KWATCH_START(w) do {						\
+	dax_kwatch_start(w);							\
+	if ((w)->kmsg < 0 && ((w)->taint & DAX_TAINT_BAD))			\
+		TH_LOG("no /dev/kmsg, and tainted before this test (%#lx): %s",	\
+		       (w)->taint & DAX_TAINT_BAD,				\
+		       "a new warning of that kind goes unseen");		\
 } while (0)
 
 /*
- * Log, at the start of a test, the taints that DAX_ASSERT_NO_NEW_TAINT()
- * cannot see any more because an earlier warning set them already (each
- * taint flag is set once, and a WARN_ON_ONCE() fires once per boot).
+ * Fail the test if the kernel complained since DAX_KWATCH_START(@w): a kernel
+ * that warned is broken even where the data looked right, and a kselftest
+ * run without a harness that reads the kernel log must see it.
  */
-#define DAX_LOG_OLD_TAINT(taint) do {						\
-	if ((taint) & DAX_TAINT_BAD)						\
-		TH_LOG("tainted before this test (%s): %s",			\
-		       dax_taint_names((taint) & DAX_TAINT_BAD),		\
-		       "a new warning of that kind goes unseen");		\
+#define DAX_ASSERT_NO_COMPLAINT(w) do {					\
+	bool __complained = dax_kwatch_complained(w);				\
+										\
+	ASSERT_FALSE(__complained)						\
+		TH_LOG("the kernel complained: \"%s\" (see dmesg)", (w)->said); \
 } while (0)
 
 /*
