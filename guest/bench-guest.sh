@@ -23,6 +23,8 @@ for order in seq rand; do
 done
 $b read "$d/bench" "$small" pte seq "$fs-dax-pte-seq-64k"
 $b read "$d/bench" "$big" pmd seq "$fs-dax-pmd-seq-128m"
+# PTE mappings of a file that a PMD mapping read first: PMD entries.
+$b read "$d/bench" "$big" pteonpmd seq "$fs-dax-pteonpmd-seq-128m"
 $b read "$d/bench" "$big" populate seq "$fs-dax-populate-seq-128m"
 
 # write(2) of 4 KiB blocks over a file's data: copy on write after FICLONE

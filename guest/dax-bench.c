@@ -3,14 +3,17 @@
  * dax-bench: the guest side of make bench. Each mode prints one line
  * "BENCH <name> key=value ..." that scripts/bench-report.sh tabulates.
  *
- *   dax-bench read FILE KIB pte|pmd|populate seq|rand NAME
+ *   dax-bench read FILE KIB pte|pmd|populate|pteonpmd seq|rand NAME
  *	Create FILE (KIB KiB of data; KIB 0: use FILE as it is, e.g. on a
  *	read-only filesystem), then read one word per page through
  *	a mapping placed so that no PMD can be used (pte), PMD aligned
- *	(pmd), or with MAP_POPULATE; twice, through two fresh mappings.
- *	Reports minor faults, nanoseconds (mmap() and the reads) and the
- *	vma_lock_success and vma_lock_retry counts of each pass, and the
- *	nanoseconds of its munmap() (unmap_ns).
+ *	(pmd), or with MAP_POPULATE; three times, through three fresh
+ *	mappings.  pteonpmd: as pte, after one untimed read of the whole
+ *	file (allocated as for pmd) through a PMD-aligned mapping, so that
+ *	the PTE mappings map the pages of PMD entries.  Reports minor
+ *	faults, nanoseconds (mmap() and the reads) and the vma_lock_success
+ *	and vma_lock_retry counts of each pass, and the nanoseconds of its
+ *	munmap() (unmap_ns).
  *   dax-bench syncfault DIR prealloc|empty sync|nosync load|idle NAME
  *	512 write faults on a fresh 2 MiB file, with or without MAP_SYNC,
  *	optionally with a background writer: min/avg/max latency in us and
@@ -215,6 +218,7 @@ static int bench_read(char **argv)
 {
 	size_t len = strtoul(argv[1], NULL, 0) << 10, npages, i, j, t;
 	int pmd = !strcmp(argv[2], "pmd"), populate = !strcmp(argv[2], "populate");
+	int onpmd = !strcmp(argv[2], "pteonpmd");
 	int rnd = !strcmp(argv[3], "rand");
 	unsigned int seed = 42;
 	volatile char sink;
@@ -223,7 +227,7 @@ static int bench_read(char **argv)
 	int fd, pass;
 
 	if (len) {
-		fd = make_file(argv[0], len, pmd);
+		fd = make_file(argv[0], len, pmd || onpmd);
 	} else {
 		struct stat st;
 
@@ -244,14 +248,21 @@ static int bench_read(char **argv)
 		order[i] = order[j];
 		order[j] = t;
 	}
+	if (onpmd) {
+		char *p = map_at(fd, len, PROT_READ, MAP_SHARED, 1);
+
+		for (i = 0; i < npages; i++)
+			sink = p[i * ps];
+		munmap(p, len);
+	}
 	printf("BENCH %s pages=%zu", argv[4], npages);
-	for (pass = 1; pass <= 2; pass++) {
+	for (pass = 1; pass <= 3; pass++) {
+		static const char *const names[] = { "first", "reread", "third" };
 		long s0 = vmstat("vma_lock_success"), r0 = vmstat("vma_lock_retry");
 		uint64_t t0, ns;
 
 		/* make profile's window: the pass's timed mmap and reads. */
-		snprintf(mark, sizeof(mark), "%s-%s", argv[4],
-			 pass == 1 ? "first" : "reread");
+		snprintf(mark, sizeof(mark), "%s-%s", argv[4], names[pass - 1]);
 		profile_mark(mark);
 		t0 = now_ns();
 		char *p = map_at(fd, len, PROT_READ,
@@ -268,9 +279,14 @@ static int bench_read(char **argv)
 		printf(" vma_success%d=%ld vma_retry%d=%ld", pass,
 		       vmstat("vma_lock_success") - s0, pass,
 		       vmstat("vma_lock_retry") - r0);
+		/* And the window of its munmap(). */
+		snprintf(mark, sizeof(mark), "%s-munmap%d", argv[4], pass);
+		profile_mark(mark);
 		t0 = now_ns();
 		munmap(p, len);
-		printf(" unmap_ns%d=%llu", pass, (unsigned long long)(now_ns() - t0));
+		ns = now_ns() - t0;
+		profile_mark(mark);
+		printf(" unmap_ns%d=%llu", pass, (unsigned long long)ns);
 	}
 	(void)sink;
 	printf("\n");

@@ -85,7 +85,7 @@ cache rows are the filesystem mounted \`dax=never\`.
 HEAD
 	for fs in ext4 xfs; do
 		for c in dax-pte-seq-128m dax-pte-rand-128m dax-pte-seq-64k dax-pmd-seq-128m \
-			pagecache-pte-seq-128m pagecache-pte-rand-128m pagecache-pte-seq-64k; do
+			dax-pteonpmd-seq-128m pagecache-pte-seq-128m pagecache-pte-rand-128m pagecache-pte-seq-64k; do
 			n=$fs-$c
 			grep -q "^$n " "$out/base.txt" "$out/series.txt" || continue
 			echo "| $fs | ${c//-/ } $(cells per_page "$n" ns1 ns2)"
@@ -95,17 +95,18 @@ HEAD
 
 Where a page's instructions go, sequential 128 MiB: "map+read" is what
 the table above counts (mmap(), the faults and the reads), "munmap" the
-unmap of the 128 MiB afterwards (its own clock reading), both per page.
+unmap of the 128 MiB afterwards (its own clock reading), both per page;
+"third" is a third mapping, read and unmapped like the second.
 
 | fs | case | v7.3 map+read | series map+read | v7.3 munmap | series munmap |
 |---|---|---|---|---|---|
 HEAD
 	for fs in ext4 xfs; do
-		for c in dax-pte-seq-128m pagecache-pte-seq-128m; do
-			for pass in 1 2; do
+		for c in dax-pte-seq-128m dax-pteonpmd-seq-128m pagecache-pte-seq-128m; do
+			for pass in 1 2 3; do
 				n=$fs-$c
 				grep -q "^$n .*unmap_ns$pass=" "$out/series.txt" || continue
-				label="${c//-/ } $([ "$pass" = 1 ] && echo first || echo re-read)"
+				label="${c//-/ } $(echo first re-read third | cut -d' ' -f"$pass")"
 				echo "| $fs | $label $(cells per_page "$n" "ns$pass" "unmap_ns$pass")"
 			done
 		done

@@ -15,8 +15,9 @@
 # cowwrite-unmapped, cowwrite-mapped, cowwrite-other: the timed writes),
 # or a 128 MiB read case of make bench (dax-pte-seq-128m,
 # dax-pte-rand-128m, dax-pmd-seq-128m, dax-populate-seq-128m,
-# pagecache-pte-seq-128m, pagecache-pte-rand-128m) with -first or
-# -reread (the timed mmap and reads of that pass).
+# dax-pteonpmd-seq-128m, pagecache-pte-seq-128m, pagecache-pte-rand-128m)
+# with -first, -reread or -third (the timed mmap and reads of that pass)
+# or -munmap1, -munmap2 or -munmap3 (the munmap() after it).
 # The functions are those of System.map; the guest boots with nokaslr.
 # Everything that ran counts: kernel workers, interrupts and the user
 # side ("<user>") as well as the bench. Prints the 40 largest
@@ -32,10 +33,11 @@ known_case() {
 	case $1 in
 	write-mapped) return 0 ;;
 	cowwrite-unmapped | cowwrite-mapped | cowwrite-other) [ "$fs" = xfs ] ;;
-	*-first | *-reread)
+	*-first | *-reread | *-third | *-munmap[123])
 		case ${1%-*} in
 		dax-pte-seq-128m | dax-pte-rand-128m | dax-pmd-seq-128m | \
-			dax-populate-seq-128m | pagecache-pte-seq-128m | \
+			dax-populate-seq-128m | dax-pteonpmd-seq-128m | \
+			pagecache-pte-seq-128m | \
 			pagecache-pte-rand-128m) return 0 ;;
 		esac
 		return 1
@@ -45,8 +47,9 @@ known_case() {
 }
 for c in "$case" ${against:+"$against"}; do
 	known_case "$c" || die "CASE must be write-mapped (on xfs also cowwrite-unmapped," \
-		"cowwrite-mapped, cowwrite-other) or a 128 MiB read case with -first or" \
-		"-reread (dax-pte-seq-128m-reread, ...; see the usage), not '$c'"
+		"cowwrite-mapped, cowwrite-other) or a 128 MiB read case with -first," \
+		"-reread, -third or -munmapN (dax-pte-seq-128m-reread, ...; see the usage)," \
+		"not '$c'"
 done
 [ "$case" != "$against" ] || die "CASE and AGAINST are the same case, '$case'"
 if [ "$profile" = base ] || [ ! -f "$TOP/kernel-config/$profile.config" ]; then
@@ -83,8 +86,7 @@ for run in $runs; do
 	grep -q '^# marks 2$' "$out/$n.tb" 2>/dev/null ||
 		die "$k: the plugin saw no marked window (see $out/$n.log)"
 	# A read case's BENCH line is named without its pass.
-	bench=${c%-first}
-	bench=${bench%-reread}
+	case $c in write-mapped | cowwrite-*) bench=$c ;; *) bench=${c%-*} ;; esac
 	grep "^BENCH $fs-$bench " "$out/$n.log" | cut -d' ' -f2- >"$out/$n.bench" ||
 		die "$k: no BENCH line for $fs-$bench in $out/$n.log"
 	echo "$name $c" >"$out/$n.name"
@@ -118,9 +120,11 @@ runs = [run(1), run(2)]
 for name, case, bench, funcs in runs:
     pages = int(bench["pages"])
     what = "" if name == case else f" ({case})"
-    if case.endswith("-first") or case.endswith("-reread"):
-        ns = bench["ns2" if case.endswith("-reread") else "ns1"]
-        print(f"{name}: the bench's clock {int(ns) / pages:.1f} instructions per page read"
+    passes = {"first": "ns1", "reread": "ns2", "third": "ns3",
+              "munmap1": "unmap_ns1", "munmap2": "unmap_ns2", "munmap3": "unmap_ns3"}
+    if case.rsplit("-", 1)[-1] in passes:
+        ns = bench[passes[case.rsplit("-", 1)[-1]]]
+        print(f"{name}: the bench's clock {int(ns) / pages:.1f} instructions per page"
               f"{what}, counted between the marks {sum(funcs.values()) / pages:.1f}")
     else:
         print(f"{name}: the bench's clock {int(bench['ns1']) / pages:.1f}, the writer's "
