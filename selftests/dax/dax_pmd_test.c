@@ -2,7 +2,8 @@
 /*
  * fs-DAX PMD mappings: a PMD-aligned mapping of a file whose blocks are
  * PMD-aligned is mapped with PMDs, a mapping 64 KiB off falls back to PTEs,
- * which fault-around maps one window per fault from the PMD entries, and
+ * which fault-around maps one window per fault from the PMD entries (in
+ * runs of each entry's pages, whose references unmapping must drop), and
  * both read the file's data.  Fault-around leaves a page that memory failure
  * poisoned to the fault path, and memory failure of a page of a PMD entry
  * kills a process that maps that page alone.
@@ -167,6 +168,140 @@ TEST_F(pmd, misaligned_uses_ptes)
 	TH_LOG("again with fault_around_bytes %ld: %ld faults, at most %ld expected",
 	       self->fault_around, f1 - f0, max);
 	EXPECT_GE(max, f1 - f0);
+}
+
+/*
+ * Wait up to @seconds for child @pid to exit: its wait status, or -1 after
+ * killing it if it did not.
+ */
+static int wait_child(pid_t pid, int seconds)
+{
+	int status, i;
+
+	for (i = 0; i < seconds * 10; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(100000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/* Map @len of @fd read-only, shared, @pages pages past a PMD boundary. */
+static char *map_past_pmd(int fd, size_t len, size_t pages)
+{
+	size_t pmd = dax_pmd_size(), rlen = len + 2 * pmd;
+	char *res, *addr;
+
+	res = mmap(NULL, rlen, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED)
+		return res;
+	addr = (char *)(((uintptr_t)res + pmd - 1) & ~(pmd - 1)) +
+	       pages * dax_page_size();
+	munmap(res, rlen);
+	return mmap(addr, len, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+}
+
+/*
+ * Fault-around maps the pages of a PMD entry under a misaligned mapping in
+ * runs, with one folio reference for each page of a run.  The PTEs must map
+ * the entry's pages in order, and unmapping part of a run, then the rest,
+ * must drop every reference: truncate waits for any page of the file that is
+ * still referenced, so it would not end if a reference leaked, and one
+ * dropped twice makes the kernel warn.  The mapping is 3 pages off a PMD
+ * boundary, so that fault-around windows (which line up with page tables)
+ * straddle the two entries.  The file is a named one here: if a reference
+ * leaked, the last close of an unlinked file would wait for it forever (at
+ * eviction) and hang the test; a linked one is left behind instead.
+ */
+TEST_F_TIMEOUT(pmd, misaligned_runs_released, 120)
+{
+	size_t npages = self->len / self->ps, per_pmd = self->pmd / self->ps, i;
+	const char *dir = dax_test_dir();
+	uint64_t pm, prev = 0;
+	struct dax_kwatch kwatch;
+	char why[256], path[4096];
+	long faults;
+	int fd, status;
+	pid_t pid;
+	char *p;
+
+	if (!dax_has_fault_around(why, sizeof(why)))
+		SKIP(return, "%s", why);
+	/* The fixture set a window of one page: runs need a larger one. */
+	if (self->fault_around >= 0)
+		ASSERT_EQ(0, dax_fault_around_set(self->fault_around));
+	if (dax_fault_around_get() <= (long)self->ps)
+		SKIP(return, "fault_around_bytes is one page: no fault-around");
+
+	snprintf(path, sizeof(path), "%s/dax_pmd_test.runs.%d", dir, getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, fd) TH_LOG("cannot create %s: %s", path, strerror(errno));
+	fallocate(fd, 0, 0, self->len);
+	if (dax_write_pattern(fd, self->seed, 0, npages) ||
+	    dax_extents_pmd_aligned(fd, self->len, self->pmd) <= 0) {
+		close(fd);
+		unlink(path);
+		SKIP(return, "no PMD-aligned extents in a second file");
+	}
+	DAX_KWATCH_START(&kwatch);
+
+	/* PMD entries: one fault per PMD, as in aligned_uses_pmd. */
+	p = dax_map_file_at(fd, self->len, PROT_READ, MAP_SHARED, 0, true);
+	ASSERT_NE(MAP_FAILED, p);
+	faults = dax_minor_faults();
+	touch(p, self->len, self->ps);
+	faults = dax_minor_faults() - faults;
+	munmap(p, self->len);
+	if (faults > (long)(2 * self->len / self->pmd)) {
+		close(fd);
+		unlink(path);
+		SKIP(return, "an aligned read took %ld faults: no PMD entries", faults);
+	}
+
+	p = map_past_pmd(fd, self->len, 3);
+	ASSERT_NE(MAP_FAILED, p);
+	touch(p, self->len, self->ps);
+	for (i = 0; i < npages; i++, prev = pm) {
+		pm = dax_pagemap(p + i * self->ps);
+		ASSERT_TRUE(pm & DAX_PAGEMAP_PRESENT)
+			TH_LOG("page %zu is not mapped after a read", i);
+		/* PFNs show to root only. */
+		if (i % per_pmd && (pm & DAX_PAGEMAP_PFN) &&
+		    (prev & DAX_PAGEMAP_PFN))
+			ASSERT_EQ((prev & DAX_PAGEMAP_PFN) + 1,
+				  pm & DAX_PAGEMAP_PFN)
+				TH_LOG("page %zu is not the page after page %zu",
+				       i, i - 1);
+	}
+	/* Part of a run, and a range across the two PMD entries. */
+	ASSERT_EQ(0, munmap(p + 3 * self->ps, 5 * self->ps));
+	ASSERT_EQ(0, munmap(p + (per_pmd - 2) * self->ps, 4 * self->ps));
+	EXPECT_EQ(-1, dax_verify(p, 3, self->seed, 0));
+	EXPECT_EQ(-1, dax_verify(p + 8 * self->ps, per_pmd - 10, self->seed, 8));
+	EXPECT_EQ(-1, dax_verify(p + (per_pmd + 2) * self->ps, per_pmd - 2,
+				 self->seed, per_pmd + 2));
+	munmap(p, self->len);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(ftruncate(fd, 0) ? 1 : 0);
+	status = wait_child(pid, 30);
+	if (status == -1) {
+		close(fd);
+		TH_LOG("left %s behind: its truncate waits for a page", path);
+	}
+	ASSERT_NE(-1, status)
+		TH_LOG("truncate did not end in 30 s: a page is still referenced");
+	close(fd);
+	unlink(path);
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("truncate failed (wait status %#x)", status);
+	DAX_ASSERT_NO_COMPLAINT(&kwatch);
+	dax_kwatch_stop(&kwatch);
 }
 
 #define POISON_PAGE	5	/* not the first page of its PMD entry */
