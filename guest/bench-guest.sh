@@ -3,9 +3,9 @@
 # Guest side of make bench: run in the guest by qemu-run.sh -- with the
 # filesystem FS (ext4 or xfs) mounted -o dax=always on DAX_TEST_DIR.
 # Prints "BENCH <fs>-<case> key=value..." lines (guest/dax-bench.c).
-# Usage: bench-guest.sh FS [all|reads]: reads runs the read, CoW write
-# and PMD cases alone (DAX and page cache), for the instruction measure
-# (ICOUNT=1).
+# Usage: bench-guest.sh FS [all|reads]: reads runs the read, CoW write,
+# PMD and store+fsync cases alone (DAX and page cache), for the
+# instruction measure (ICOUNT=1).
 set -eu
 fs=$1
 mode=${2:-all}
@@ -43,6 +43,12 @@ $b cowwrite "$d/bench" "$cow" plain "$fs-write-mapped"
 # of it through a PMD-aligned one.
 for first in 0 64 16384; do
 	$b pmdmix "$d/bench" 32768 "$first" "$fs-pmdmix-first$first"
+done
+
+# A 4 KiB store and fsync() through a PTE mapping: the pages written back,
+# for a file of order-0 entries and one of PMD entries.
+for how in pte pteonpmd; do
+	$b storefsync "$d/bench" 8192 "$how" "$fs-storefsync-$how"
 done
 
 if [ "$mode" = all ]; then

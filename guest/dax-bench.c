@@ -37,6 +37,13 @@
  *	one: the PMD faults of the second read that mapped a PMD (pmd_nopage)
  *	and that fell back to PTEs (pmd_fallback), from the
  *	fs_dax:dax_pmd_fault_done tracepoint.
+ *   dax-bench storefsync FILE KIB pte|pteonpmd NAME
+ *	Create FILE (KIB KiB), read all of it through a shared, writable
+ *	mapping that no PMD can map (pteonpmd: after a read through a
+ *	PMD-aligned one, so that it has PMD entries), fsync() it, then store
+ *	one word into one page and fsync() again: the pages that the second
+ *	fsync() wrote back (flushed_pages, the pglen of the
+ *	fs_dax:dax_writeback_one events).
  *   dax-bench scale FILE MIB THREADS NAME
  *	THREADS threads read-fault a shared mapping of FILE while another
  *	thread mmaps and munmaps in a loop: faults per second, and the
@@ -534,6 +541,63 @@ static long pmd_faults(const char *what)
 	return n;
 }
 
+/* The pages that the dax_writeback_one events in the trace buffer wrote back. */
+static long pages_written_back(void)
+{
+	FILE *f = fopen(TRACE_DIR "trace", "r");
+	char line[1024], *len;
+	long n = 0;
+
+	if (!f)
+		die(TRACE_DIR "trace");
+	while (fgets(line, sizeof(line), f)) {
+		len = strstr(line, " pglen ");
+		if (strstr(line, "dax_writeback_one:") && len)
+			n += strtol(len + 7, NULL, 0);
+	}
+	fclose(f);
+	return n;
+}
+
+static int bench_storefsync(char **argv)
+{
+	size_t len = strtoul(argv[1], NULL, 0) << 10;
+	int onpmd = !strcmp(argv[2], "pteonpmd");
+	int fd;
+	char *p;
+
+	if (!onpmd && strcmp(argv[2], "pte")) {
+		fprintf(stderr, "dax-bench: storefsync: pte or pteonpmd, not %s\n", argv[2]);
+		return 2;
+	}
+	if (len < 2 * PMD_SZ) {
+		fprintf(stderr, "dax-bench: storefsync: KIB below two PMDs\n");
+		return 2;
+	}
+	fd = make_file(argv[0], len, onpmd);
+	if (onpmd) {
+		p = map_at(fd, len, PROT_READ, MAP_SHARED, 1);
+		touch_pages(p, len);
+		munmap(p, len);
+	}
+	p = map_at(fd, len, PROT_READ | PROT_WRITE, MAP_SHARED, 0);
+	touch_pages(p, len);
+	if (fsync(fd))
+		die("fsync");
+	trace_write(TRACE_DIR "events/fs_dax/dax_writeback_one/enable", "1");
+	trace_write(TRACE_DIR "trace", "");
+	/* A page in the middle of the second PMD range of the file. */
+	p[PMD_SZ + PMD_SZ / 2] = 1;
+	if (fsync(fd))
+		die("fsync");
+	trace_write(TRACE_DIR "events/fs_dax/dax_writeback_one/enable", "0");
+	printf("BENCH %s flushed_pages=%ld\n", argv[3], pages_written_back());
+	munmap(p, len);
+	close(fd);
+	unlink(argv[0]);
+	return 0;
+}
+
 static int bench_pmdmix(char **argv)
 {
 	size_t len = strtoul(argv[1], NULL, 0) << 10;
@@ -652,6 +716,8 @@ int main(int argc, char **argv)
 		return bench_cowwrite(argv + 2);
 	if (argc == 6 && !strcmp(argv[1], "pmdmix"))
 		return bench_pmdmix(argv + 2);
+	if (argc == 6 && !strcmp(argv[1], "storefsync"))
+		return bench_storefsync(argv + 2);
 	if (argc == 6 && !strcmp(argv[1], "scale"))
 		return bench_scale(argv + 2, true);
 	if (argc == 6 && !strcmp(argv[1], "readers"))
