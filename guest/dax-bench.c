@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dax-bench: the guest side of make bench. Each mode prints one line
- * "BENCH <name> key=value ..." that scripts/bench-report.sh tabulates.
+ * "BENCH <name> key=value ..." that scripts/bench-report.sh (wall time)
+ * and scripts/bench-icount-report.sh (instructions, counts) tabulate.
  *
  *   dax-bench read FILE KIB pte|pmd|populate|pteonpmd seq|rand NAME
  *	Create FILE (KIB KiB of data; KIB 0: use FILE as it is, e.g. on a
@@ -38,10 +39,10 @@
  *	and that fell back to PTEs (pmd_fallback), from the
  *	fs_dax:dax_pmd_fault_done tracepoint.
  *   dax-bench storefsync FILE KIB pte|pteonpmd NAME
- *	Create FILE (KIB KiB), read all of it through a shared, writable
+ *	Create FILE (KIB KiB, at least 4096), read all of it through a shared, writable
  *	mapping that no PMD can map (pteonpmd: after a read through a
  *	PMD-aligned one, so that it has PMD entries), fsync() it, then store
- *	one word into one page and fsync() again: the pages that the second
+ *	one byte into one page and fsync() again: the pages that the second
  *	fsync() wrote back (flushed_pages, the pglen of the
  *	fs_dax:dax_writeback_one events).
  *   dax-bench scale FILE MIB THREADS NAME
@@ -233,6 +234,15 @@ static int bench_read(char **argv)
 	char mark[128];
 	int fd, pass;
 
+	if (!pmd && !populate && !onpmd && strcmp(argv[2], "pte")) {
+		fprintf(stderr, "dax-bench: read: pte, pmd, populate or pteonpmd, not %s\n",
+			argv[2]);
+		return 2;
+	}
+	if (!rnd && strcmp(argv[3], "seq")) {
+		fprintf(stderr, "dax-bench: read: seq or rand, not %s\n", argv[3]);
+		return 2;
+	}
 	if (len) {
 		fd = make_file(argv[0], len, pmd || onpmd);
 	} else {
@@ -571,7 +581,8 @@ static int bench_storefsync(char **argv)
 		return 2;
 	}
 	if (len < 2 * PMD_SZ) {
-		fprintf(stderr, "dax-bench: storefsync: KIB below two PMDs\n");
+		fprintf(stderr, "dax-bench: storefsync: KIB must be at least %lu (two PMDs), not %s\n",
+			(unsigned long)(2 * PMD_SZ >> 10), argv[1]);
 		return 2;
 	}
 	fd = make_file(argv[0], len, onpmd);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Usage: bench-icount-report.sh DIR REPS DOCDIR [PROFILE]
 # Turn the BENCH lines of make bench's instruction pass (DIR/{base,series}.txt:
-# the read, CoW write and PMD cases of guest/bench-guest.sh in its "reads"
+# the read, CoW write, PMD and store+fsync cases of guest/bench-guest.sh in
+# its "reads"
 # mode, with ICOUNT=1: QEMU -icount shift=0,sleep=off, where the guest's
 # clock counts executed instructions, one per nanosecond) into
 # DOCDIR/results-icount.md: instructions per page, median (min-max) over
@@ -69,7 +70,7 @@ ratio() {
 # Instructions per page: v7.3 vs the series
 
 \`make bench\` (\`scripts/bench.sh\`, \`bench-icount-report.sh\`) on $(date -u +%Y-%m-%d): the read,
-write and PMD cases of \`guest/bench-guest.sh\` under QEMU \`-icount shift=0,sleep=off\`,
+write, PMD and store+fsync cases of \`guest/bench-guest.sh\` under QEMU \`-icount shift=0,sleep=off\`,
 where the guest's clock counts executed instructions, so a time the
 guest measures is the instruction count of what ran: mapping the file,
 reading one word per page, the faults, and unmapping. Plain v7.3 and the
@@ -77,7 +78,9 @@ series, same $config, $reps boots per kernel and
 filesystem, alternating; median (min–max) over the boots, divided by
 the pages read (32768 for 128 MiB, 16 for 64 KiB). It cannot see cache
 misses, memory bandwidth or real parallelism. "first" is the first read
-of a freshly written file, "re-read" a second mapping of it; the page
+of a freshly written file, "re-read" a second mapping of it (for "dax
+pteonpmd", the first and second PTE-mapped reads after an untimed read
+through a PMD-aligned mapping, which leaves PMD entries); the page
 cache rows are the filesystem mounted \`dax=never\`.
 
 | fs | case | v7.3 first | series first | v7.3 re-read | series re-read |
@@ -165,14 +168,14 @@ HEAD
 ## Pages written back after a 4 KiB store
 
 \`dax-bench storefsync\`: an 8 MiB file read through a shared, writable
-mapping that no PMD can map, fsync(), then one word stored into one page
+mapping that no PMD can map, fsync(), then one byte stored into one page
 and fsync() again: the pages that fsync() wrote back
 (\`fs_dax:dax_writeback_one\`). "pte": a file of order-0 entries; "pte on
 pmd": a file that a PMD-aligned mapping read first, so that the store goes
 into a PMD entry, whose dirty mark covers 2 MiB. Counts, not
 instructions.
 
-| fs | mapping | v7.3 | series |
+| fs | file | v7.3 | series |
 |---|---|---|---|
 HEAD
 	for fs in ext4 xfs; do

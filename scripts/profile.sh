@@ -6,7 +6,7 @@
 # bench's instruction pass on FS (default xfs: bench-guest.sh reads, the
 # same cases in the same order) with DAX_BENCH_MARK=FS-CASE, so that case
 # CASE marks its timed window, and print the instructions per write (or
-# per page read) of each kernel function that ran between the marks.
+# per page read or unmapped) of each kernel function that ran between the marks.
 # Without AGAINST: v7.3 against the series on CASE, two boots. With
 # AGAINST: the series on AGAINST against the series on CASE, two boots.
 # The difference printed is the second minus the first: the series
