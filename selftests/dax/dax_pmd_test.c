@@ -171,40 +171,6 @@ TEST_F(pmd, misaligned_uses_ptes)
 }
 
 /*
- * Wait up to @seconds for child @pid to exit: its wait status, or -1 after
- * killing it if it did not.
- */
-static int wait_child(pid_t pid, int seconds)
-{
-	int status, i;
-
-	for (i = 0; i < seconds * 10; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		usleep(100000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	return -1;
-}
-
-/* Map @len of @fd read-only, shared, @pages pages past a PMD boundary. */
-static char *map_past_pmd(int fd, size_t len, size_t pages)
-{
-	size_t pmd = dax_pmd_size(), rlen = len + 2 * pmd;
-	char *res, *addr;
-
-	res = mmap(NULL, rlen, PROT_NONE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (res == MAP_FAILED)
-		return res;
-	addr = (char *)(((uintptr_t)res + pmd - 1) & ~(pmd - 1)) +
-	       pages * dax_page_size();
-	munmap(res, rlen);
-	return mmap(addr, len, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
-}
-
-/*
  * Fault-around maps the pages of a PMD entry under a misaligned mapping in
  * runs, with one folio reference for each page of a run.  The PTEs must map
  * the entry's pages in order, and unmapping part of a run, then the rest,
@@ -225,6 +191,7 @@ TEST_F_TIMEOUT(pmd, misaligned_runs_released, 120)
 	char why[256], path[4096];
 	long faults;
 	int fd, status;
+	bool exited;
 	pid_t pid;
 	char *p;
 
@@ -261,7 +228,8 @@ TEST_F_TIMEOUT(pmd, misaligned_runs_released, 120)
 		SKIP(return, "an aligned read took %ld faults: no PMD entries", faults);
 	}
 
-	p = map_past_pmd(fd, self->len, 3);
+	p = dax_map_file_colour(fd, self->len, PROT_READ, MAP_SHARED, 0,
+				3 * self->ps);
 	ASSERT_NE(MAP_FAILED, p);
 	touch(p, self->len, self->ps);
 	for (i = 0; i < npages; i++, prev = pm) {
@@ -289,12 +257,14 @@ TEST_F_TIMEOUT(pmd, misaligned_runs_released, 120)
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(ftruncate(fd, 0) ? 1 : 0);
-	status = wait_child(pid, 30);
-	if (status == -1) {
+	exited = dax_wait_exit(pid, 30, &status);
+	if (!exited) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
 		close(fd);
 		TH_LOG("left %s behind: its truncate waits for a page", path);
 	}
-	ASSERT_NE(-1, status)
+	ASSERT_TRUE(exited)
 		TH_LOG("truncate did not end in 30 s: a page is still referenced");
 	close(fd);
 	unlink(path);

@@ -107,20 +107,6 @@ static long first_stale_page(int fd, const char *map, size_t len, size_t ps)
 	return -1;
 }
 
-/* Wait up to @secs for @pid to exit: 1 and *@status if it did, else 0. */
-static int wait_child(pid_t pid, double secs, int *status)
-{
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
-	int i;
-
-	for (i = 0; i < secs * 100; i++) {
-		if (waitpid(pid, status, WNOHANG) == pid)
-			return 1;
-		nanosleep(&ts, NULL);
-	}
-	return waitpid(pid, status, WNOHANG) == pid;
-}
-
 /* Read /proc/@pid/@file into @buf, NUL-terminated: 0, or -1. */
 static int read_proc(pid_t pid, const char *file, char *buf, size_t len)
 {
@@ -321,7 +307,7 @@ TEST_F_TIMEOUT(reflink, cow_write_referenced_page, 120)
 
 	pid = fork_child(self, cow_write_ref_page, self->a);
 	ASSERT_LT(0, pid);
-	waited = !wait_child(pid, 2.0, &status);
+	waited = !dax_wait_exit(pid, 2.0, &status);
 	if (!waited) {
 		ASSERT_EQ(0, status);
 		/* The old block is still referenced by the pipe. */
@@ -333,7 +319,7 @@ TEST_F_TIMEOUT(reflink, cow_write_referenced_page, 120)
 	ASSERT_EQ(self->ps, read(self->pipe[0], buf, self->ps));
 	close_pipe(self->pipe);
 	if (waited) {
-		ASSERT_TRUE(wait_child(pid, 10.0, &status))
+		ASSERT_TRUE(dax_wait_exit(pid, 10.0, &status))
 			TH_LOG("write(2) still waits 10 s after the reference went");
 		ASSERT_EQ(0, status);
 	}
@@ -364,7 +350,7 @@ static bool child_exits_or_sleeps(struct __test_metadata *_metadata, pid_t pid,
 {
 	long ms0 = cpu_ms(pid), n0 = sleeps(pid), ms, n;
 
-	if (wait_child(pid, 2.0, status))
+	if (dax_wait_exit(pid, 2.0, status))
 		return true;
 	ms = cpu_ms(pid);
 	n = sleeps(pid);
@@ -401,15 +387,15 @@ TEST_F_TIMEOUT(reflink, truncate_shared_referenced_page, 120)
 	ASSERT_FALSE(child_exits_or_sleeps(_metadata, pid, &status, "truncate"))
 		TH_LOG("truncate did not wait for the page in the pipe");
 	kill(pid, SIGKILL);
-	ASSERT_TRUE(wait_child(pid, 10.0, &status))
+	ASSERT_TRUE(dax_wait_exit(pid, 10.0, &status))
 		TH_LOG("truncate ignored SIGKILL for 10 s");
 
 	pid = fork_child(self, truncate_to_zero, self->a);
 	ASSERT_LT(0, pid);
-	ASSERT_FALSE(wait_child(pid, 1.0, &status))
+	ASSERT_FALSE(dax_wait_exit(pid, 1.0, &status))
 		TH_LOG("the second truncate did not wait for the page in the pipe");
 	close_pipe(self->pipe);
-	ASSERT_TRUE(wait_child(pid, 10.0, &status))
+	ASSERT_TRUE(dax_wait_exit(pid, 10.0, &status))
 		TH_LOG("truncate still waits 10 s after the reference went");
 	ASSERT_EQ(0, status);
 
@@ -447,9 +433,9 @@ static void clone_ref_op(FIXTURE_DATA(reflink) *self,
 	ASSERT_LT(0, pid);
 	if (!child_exits_or_sleeps(_metadata, pid, &status, what)) {
 		close_pipe(self->pipe);
-		if (!wait_child(pid, 10.0, &status)) {
+		if (!dax_wait_exit(pid, 10.0, &status)) {
 			kill(pid, SIGKILL);
-			wait_child(pid, 10.0, &status);
+			dax_wait_exit(pid, 10.0, &status);
 			ASSERT_TRUE(false)
 				TH_LOG("%s still waits 10 s after the clone's pipe closed", what);
 		}
@@ -517,20 +503,20 @@ TEST_F_TIMEOUT(reflink, clone_into_referenced_page, 120)
 		TH_LOG("FICLONE did not wait for the page in the pipe");
 	} else {
 		kill(pid, SIGKILL);
-		killed = wait_child(pid, 10.0, &status);
+		killed = dax_wait_exit(pid, 10.0, &status);
 		EXPECT_TRUE(killed) TH_LOG("FICLONE ignored SIGKILL for 10 s");
 		close_pipe(self->pipe);
 		if (!killed)
-			ASSERT_TRUE(wait_child(pid, 10.0, &status))
+			ASSERT_TRUE(dax_wait_exit(pid, 10.0, &status))
 				TH_LOG("FICLONE still runs 10 s after the pipe closed");
 
 		ASSERT_EQ(0, pipe(self->pipe));
 		ASSERT_EQ(self->ps, splice_page(self->pipe[1], *map, REF_PAGE, self->ps));
 		pid = fork_child(self, clone_into, hi);
 		ASSERT_LT(0, pid);
-		if (!wait_child(pid, 1.0, &status)) {
+		if (!dax_wait_exit(pid, 1.0, &status)) {
 			close_pipe(self->pipe);
-			ASSERT_TRUE(wait_child(pid, 10.0, &status))
+			ASSERT_TRUE(dax_wait_exit(pid, 10.0, &status))
 				TH_LOG("FICLONE still waits 10 s after the reference went");
 		}
 	}
@@ -631,7 +617,7 @@ static void own_referenced(FIXTURE_DATA(reflink) *self,
 	if (!child_exits_or_sleeps(_metadata, pid, &status, what)) {
 		TH_LOG("%s waits; SIGKILL must end it", what);
 		kill(pid, SIGKILL);
-		ASSERT_TRUE(wait_child(pid, 10.0, &status))
+		ASSERT_TRUE(dax_wait_exit(pid, 10.0, &status))
 			TH_LOG("%s ignored SIGKILL for 10 s", what);
 		wrote = !WIFSIGNALED(status);
 		if (!wrote)
@@ -733,7 +719,7 @@ static void cow_fault_referenced(FIXTURE_DATA(reflink) *self,
 		ASSERT_EQ(self->ps, read(self->pipe[0], buf, self->ps));
 		EXPECT_EQ(OLD_BYTE, buf[0]);
 		close_pipe(self->pipe);
-		ASSERT_TRUE(wait_child(pid, 10.0, &status))
+		ASSERT_TRUE(dax_wait_exit(pid, 10.0, &status))
 			TH_LOG("the fault still waits 10 s after the reference went");
 	}
 	ASSERT_TRUE(WIFEXITED(status));
@@ -801,12 +787,12 @@ TEST_F_TIMEOUT(reflink, cow_write_and_killed_fault, 60)
 	ASSERT_LT(0, faulter);
 	if (!child_exits_or_sleeps(_metadata, faulter, &fstatus, "CoW write fault")) {
 		kill(faulter, SIGKILL);
-		ASSERT_TRUE(wait_child(faulter, 10.0, &fstatus))
+		ASSERT_TRUE(dax_wait_exit(faulter, 10.0, &fstatus))
 			TH_LOG("the fault ignored SIGKILL for 10 s");
 	}
 	close_pipe(self->pipe);
 	if (writer)
-		ASSERT_TRUE(wait_child(writer, 10.0, &status))
+		ASSERT_TRUE(dax_wait_exit(writer, 10.0, &status))
 			TH_LOG("write(2) still waits 10 s after the reference went");
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
@@ -866,7 +852,7 @@ TEST_F_TIMEOUT(reflink, cow_fault_from_kernel_killed, 60)
 	ASSERT_LT(0, pid) TH_LOG("the child died before its store");
 	if (!child_exits_or_sleeps(_metadata, pid, &status, "futex store"))
 		kill(pid, SIGKILL);
-	ASSERT_TRUE(wait_child(pid, 10.0, &status))
+	ASSERT_TRUE(dax_wait_exit(pid, 10.0, &status))
 		TH_LOG("the futex store into a page in the process's own pipe %s",
 		       "went on 10 s after SIGKILL");
 	REMAP_AND_COMPARE(self->map_a, self->a, "futex store killed");
@@ -915,7 +901,7 @@ TEST_F_TIMEOUT(reflink, cow_fault_at_exit, 60)
 
 	pid = fork_child(self, splice_then_exit_with_tid, self->a);
 	ASSERT_LT(0, pid);
-	ASSERT_TRUE(wait_child(pid, 10.0, &status))
+	ASSERT_TRUE(dax_wait_exit(pid, 10.0, &status))
 		TH_LOG("a process storing into a page of its own pipe at exit %s",
 		       "is still there after 10 s");
 	ASSERT_TRUE(WIFEXITED(status));
@@ -969,7 +955,7 @@ TEST_F_TIMEOUT(reflink, cow_fault_from_kernel_signalled, 60)
 					   "read(2) into the page, after a signal"))
 			kill(pid, SIGKILL);
 	}
-	ASSERT_TRUE(wait_child(pid, 10.0, &status))
+	ASSERT_TRUE(dax_wait_exit(pid, 10.0, &status))
 		TH_LOG("the read(2) into a page in the process's own pipe %s",
 		       "went on 10 s after SIGKILL");
 	REMAP_AND_COMPARE(self->map_a, self->a, "read(2) into a CoW page, signalled");
@@ -1035,9 +1021,9 @@ TEST_F_TIMEOUT(reflink, cow_fault_waits_without_the_vma_lock, 60)
 
 	pid = fork_child(self, store_then_mprotect, self->a);
 	ASSERT_LT(0, pid);
-	if (!wait_child(pid, 20.0, &status)) {
+	if (!dax_wait_exit(pid, 20.0, &status)) {
 		kill(pid, SIGKILL);
-		wait_child(pid, 10.0, &status);
+		dax_wait_exit(pid, 10.0, &status);
 		ASSERT_TRUE(false)
 			TH_LOG("mprotect() of the VMA waited for a store %s",
 			       "waiting for the process's own pipe");
@@ -1076,9 +1062,9 @@ TEST_F_TIMEOUT(reflink, cow_fault_clone_referenced_page, 60)
 	if (!child_exits_or_sleeps(_metadata, pid, &status, "CoW write fault")) {
 		TH_LOG("the CoW write fault waits for the clone's pipe");
 		close_pipe(self->pipe);
-		if (!wait_child(pid, 10.0, &status)) {
+		if (!dax_wait_exit(pid, 10.0, &status)) {
 			kill(pid, SIGKILL);
-			wait_child(pid, 10.0, &status);
+			dax_wait_exit(pid, 10.0, &status);
 			ASSERT_TRUE(false)
 				TH_LOG("the fault still waits 10 s after the clone's pipe closed");
 		}
@@ -1152,12 +1138,12 @@ static void cow_write_beside(FIXTURE_DATA(reflink) *self,
 
 	pid = fork_child(self, op, self->a);
 	ASSERT_LT(0, pid);
-	done = wait_child(pid, 5.0, &status);
+	done = dax_wait_exit(pid, 5.0, &status);
 	if (!done) {
 		close_pipe(self->pipe);
-		if (!wait_child(pid, 10.0, &status)) {
+		if (!dax_wait_exit(pid, 10.0, &status)) {
 			kill(pid, SIGKILL);
-			wait_child(pid, 10.0, &status);
+			dax_wait_exit(pid, 10.0, &status);
 		}
 	}
 	ASSERT_TRUE(done)
@@ -1570,20 +1556,20 @@ TEST_F_TIMEOUT(reflink, zero_eof_referenced_page, 120)
 
 	pid = fork_child(self, extend_past_eof, self->a);
 	ASSERT_LT(0, pid);
-	waited = !wait_child(pid, 2.0, &status);
+	waited = !dax_wait_exit(pid, 2.0, &status);
 	if (waited) {
 		TH_LOG("write(2) past EOF waits for the pipe's reference");
 		faulter = fork_child(self, fault_first_page, self->a);
 		ASSERT_LT(0, faulter);
-		faulted = wait_child(faulter, 5.0, &fstatus);
+		faulted = dax_wait_exit(faulter, 5.0, &fstatus);
 		EXPECT_TRUE(faulted)
 			TH_LOG("a read fault waited 5 s for the write waiting for the pipe");
 		ASSERT_EQ(self->ps, read(self->pipe[0], buf, self->ps));
 		close_pipe(self->pipe);
-		ASSERT_TRUE(wait_child(pid, 10.0, &status))
+		ASSERT_TRUE(dax_wait_exit(pid, 10.0, &status))
 			TH_LOG("write(2) still waits 10 s after the reference went");
 		if (!faulted)
-			ASSERT_TRUE(wait_child(faulter, 10.0, &fstatus));
+			ASSERT_TRUE(dax_wait_exit(faulter, 10.0, &fstatus));
 		EXPECT_EQ(0, fstatus);
 	}
 	ASSERT_EQ(0, status);

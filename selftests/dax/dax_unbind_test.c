@@ -30,7 +30,6 @@
 #include "kselftest_harness.h"
 #include "dax_util.h"
 
-/* Map with PTEs only: the tests look at single pages. */
 #define ND_PMEM		"/sys/bus/nd/drivers/nd_pmem"
 #define UNBIND_PAGES	64
 
@@ -403,19 +402,6 @@ TEST_F_TIMEOUT(unbind, mapped_pages_after_unbind_on_a_partition, 120)
 
 #define REF_PAGE	5	/* the page a pipe keeps across the unbind */
 
-/* Whether @pid exits within @secs (its wait status in *@status) */
-static bool exits_within(pid_t pid, int secs, int *status)
-{
-	int i;
-
-	for (i = 0; i < secs * 20; i++) {
-		if (waitpid(pid, status, WNOHANG) == pid)
-			return true;
-		usleep(50 * 1000);
-	}
-	return false;
-}
-
 /*
  * A page that a pipe references (vmsplice) when the namespace under the
  * filesystem is unbound keeps its struct page in use: the unbind has to wait
@@ -472,7 +458,7 @@ static void referenced_at_unbind(struct __test_metadata *_metadata,
 		_exit(write_sysfs(ND_PMEM "/unbind", self->nd) ? 1 : 0);
 	}
 	self->unbound = true;
-	exited = exits_within(pid, 2, &status);
+	exited = dax_wait_exit(pid, 2, &status);
 	EXPECT_FALSE(exited)
 		TH_LOG("the unbind returned (wait status %#x) while a pipe references a page",
 		       status);
@@ -480,7 +466,7 @@ static void referenced_at_unbind(struct __test_metadata *_metadata,
 	close(pfd[0]);
 	close(pfd[1]);
 	if (!exited)
-		ASSERT_TRUE(exits_within(pid, 60, &status))
+		ASSERT_TRUE(dax_wait_exit(pid, 60, &status))
 			TH_LOG("the unbind did not return within 60 s of the pipe's close");
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 		TH_LOG("the unbind failed: wait status %#x", status);

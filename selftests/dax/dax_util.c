@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
@@ -215,10 +216,22 @@ int dax_write_pattern(int fd, uint64_t seed, size_t first, size_t npages)
 void *dax_map_file_at(int fd, size_t len, int prot, int flags, off_t offset,
 		  bool pmd_aligned)
 {
+	/*
+	 * Same offset in a PMD as the file offset, or 64 KiB further: then no
+	 * PMD can be used, but 64 KiB fault-around windows (the default)
+	 * still line up with the file.
+	 */
+	return dax_map_file_colour(fd, len, prot, flags, offset,
+				   pmd_aligned ? 0 : DAX_PTE_COLOUR);
+}
+
+void *dax_map_file_colour(int fd, size_t len, int prot, int flags,
+			  off_t offset, size_t colour)
+{
 	size_t pmd = dax_pmd_size(), ps = dax_page_size();
 	size_t plen = (len + ps - 1) & ~(ps - 1);
 	/* Room for the PMD alignment, the offset in a PMD and the colour. */
-	size_t rlen = plen + 2 * pmd + DAX_PTE_COLOUR;
+	size_t rlen = plen + 2 * pmd + colour;
 	uintptr_t res, addr, end;
 	void *p;
 	int err;
@@ -227,14 +240,8 @@ void *dax_map_file_at(int fd, size_t len, int prot, int flags, off_t offset,
 	if (p == MAP_FAILED)
 		return MAP_FAILED;
 	res = (uintptr_t)p;
-	/*
-	 * Same offset in a PMD as the file offset, or 64 KiB further: then no
-	 * PMD can be used, but 64 KiB fault-around windows (the default)
-	 * still line up with the file.
-	 */
-	addr = ((res + pmd - 1) & ~(pmd - 1)) + ((size_t)offset & (pmd - 1));
-	if (!pmd_aligned)
-		addr += DAX_PTE_COLOUR;
+	addr = ((res + pmd - 1) & ~(pmd - 1)) + ((size_t)offset & (pmd - 1)) +
+	       colour;
 
 	p = mmap((void *)addr, len, prot, flags | MAP_FIXED, fd, offset);
 	if (p == MAP_FAILED) {
@@ -512,6 +519,19 @@ double dax_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+bool dax_wait_exit(pid_t pid, double secs, int *status)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	double end = dax_now() + secs;
+
+	do {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return true;
+		nanosleep(&ts, NULL);
+	} while (dax_now() < end);
+	return waitpid(pid, status, WNOHANG) == pid;
 }
 
 const char *dax_tracefs_dir(void)

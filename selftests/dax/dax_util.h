@@ -71,6 +71,13 @@ int dax_write_pattern(int fd, uint64_t seed, size_t first, size_t npages);
  */
 void *dax_map_file_at(int fd, size_t len, int prot, int flags, off_t offset,
 		  bool pmd_aligned);
+/*
+ * The same, at an address @colour bytes (below a PMD) past the offset of
+ * @offset in a PMD: fault-around windows, which line up with page tables,
+ * then start @colour bytes into the file's PMD ranges.
+ */
+void *dax_map_file_colour(int fd, size_t len, int prot, int flags,
+			  off_t offset, size_t colour);
 
 /* A mapping of @len bytes of @fd from its start that cannot use PMDs. */
 static inline char *dax_map_pte(int fd, size_t len, int prot, int flags)
@@ -147,10 +154,10 @@ unsigned long dax_taint(void);
  * fails on a kernel warning by itself, wherever it runs: the kernel log
  * (/dev/kmsg, read from its end at the start) for a warning, a BUG, an oops,
  * a hung task or an RCU stall, and the taint flags for what the log may have
- * lost.  The
- * log shows a warning also after an earlier one of the same boot has set its
- * taint flag; where it cannot be read (not root), only a new taint flag
- * shows.  A WARN_ON_ONCE() that fired earlier in the boot stays silent.
+ * lost.  The log shows a warning also after an earlier one of the same boot
+ * has set its taint flag; where it cannot be read (not root), only a new
+ * taint flag shows.  A WARN_ON_ONCE() that fired earlier in the boot stays
+ * silent.
  */
 struct dax_kwatch {
 	bool started;
@@ -176,6 +183,12 @@ long dax_env_long(const char *name, long def, long min, long max);
 
 /* CLOCK_MONOTONIC in seconds. */
 double dax_now(void);
+
+/*
+ * Wait up to @secs for child @pid to exit: true, with its wait status in
+ * *@status, if it did, false if it is still running.
+ */
+bool dax_wait_exit(pid_t pid, double secs, int *status);
 
 /*
  * DAX_RACE_SECONDS sets how long each race test runs, 1 to
