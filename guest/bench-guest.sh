@@ -25,6 +25,11 @@ $b read "$d/bench" "$small" pte seq "$fs-dax-pte-seq-64k"
 $b read "$d/bench" "$big" pmd seq "$fs-dax-pmd-seq-128m"
 # PTE mappings of a file that a PMD mapping read first: PMD entries.
 $b read "$d/bench" "$big" pteonpmd seq "$fs-dax-pteonpmd-seq-128m"
+# A file allocated in one piece (2 MiB-aligned blocks where the filesystem
+# gives them), read through PTE mappings only.
+for order in seq rand; do
+	$b read "$d/bench" "$big" ptefalloc "$order" "$fs-dax-ptefalloc-$order-128m"
+done
 $b read "$d/bench" "$big" populate seq "$fs-dax-populate-seq-128m"
 
 # write(2) of 4 KiB blocks over a file's data: copy on write after FICLONE
@@ -46,8 +51,9 @@ for first in 0 64 16384; do
 done
 
 # A 4 KiB store and fsync() through a PTE mapping: the pages written back,
-# for a file of order-0 entries and one of PMD entries.
-for how in pte pteonpmd; do
+# for a file of order-0 entries, one of PMD entries made by a PMD mapping,
+# and one allocated in one piece that only PTE mappings read.
+for how in pte pteonpmd ptefalloc; do
 	$b storefsync "$d/bench" 8192 "$how" "$fs-storefsync-$how"
 done
 

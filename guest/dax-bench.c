@@ -4,14 +4,16 @@
  * "BENCH <name> key=value ..." that scripts/bench-report.sh (wall time)
  * and scripts/bench-icount-report.sh (instructions, counts) tabulate.
  *
- *   dax-bench read FILE KIB pte|pmd|populate|pteonpmd seq|rand NAME
+ *   dax-bench read FILE KIB pte|pmd|populate|pteonpmd|ptefalloc seq|rand NAME
  *	Create FILE (KIB KiB of data; KIB 0: use FILE as it is, e.g. on a
  *	read-only filesystem), then read one word per page through
  *	a mapping placed so that no PMD can be used (pte), PMD aligned
  *	(pmd), or with MAP_POPULATE; three times, through three fresh
  *	mappings.  pteonpmd: as pte, after one untimed read of the whole
  *	file (allocated as for pmd) through a PMD-aligned mapping, so that
- *	the PTE mappings map the pages of PMD entries.  Reports minor
+ *	the PTE mappings map the pages of PMD entries.  ptefalloc: as pte,
+ *	on a file allocated as for pmd (PMD-aligned extents where the
+ *	filesystem gives them), read through PTEs only.  Reports minor
  *	faults, nanoseconds (mmap() and the reads) and the vma_lock_success
  *	and vma_lock_retry counts of each pass, and the nanoseconds of its
  *	munmap() (unmap_ns).
@@ -38,10 +40,11 @@
  *	one: the PMD faults of the second read that mapped a PMD (pmd_nopage)
  *	and that fell back to PTEs (pmd_fallback), from the
  *	fs_dax:dax_pmd_fault_done tracepoint.
- *   dax-bench storefsync FILE KIB pte|pteonpmd NAME
+ *   dax-bench storefsync FILE KIB pte|pteonpmd|ptefalloc NAME
  *	Create FILE (KIB KiB, at least 4096), read all of it through a shared, writable
  *	mapping that no PMD can map (pteonpmd: after a read through a
- *	PMD-aligned one, so that it has PMD entries), fsync() it, then store
+ *	PMD-aligned one, so that it has PMD entries; ptefalloc: allocated
+ *	as for pmd, read through PTEs only), fsync() it, then store
  *	one byte into one page and fsync() again: the pages that the second
  *	fsync() wrote back (flushed_pages, the pglen of the
  *	fs_dax:dax_writeback_one events).
@@ -250,6 +253,7 @@ static int bench_read(char **argv)
 	size_t len = strtoul(argv[1], NULL, 0) << 10, npages, i, j, t;
 	int pmd = !strcmp(argv[2], "pmd"), populate = !strcmp(argv[2], "populate");
 	int onpmd = !strcmp(argv[2], "pteonpmd");
+	int falloc = !strcmp(argv[2], "ptefalloc");
 	int rnd = !strcmp(argv[3], "rand");
 	unsigned int seed = 42;
 	volatile char sink;
@@ -257,8 +261,8 @@ static int bench_read(char **argv)
 	char mark[128];
 	int fd, pass;
 
-	if (!pmd && !populate && !onpmd && strcmp(argv[2], "pte")) {
-		fprintf(stderr, "dax-bench: read: pte, pmd, populate or pteonpmd, not %s\n",
+	if (!pmd && !populate && !onpmd && !falloc && strcmp(argv[2], "pte")) {
+		fprintf(stderr, "dax-bench: read: pte, pmd, populate, pteonpmd or ptefalloc, not %s\n",
 			argv[2]);
 		return 2;
 	}
@@ -267,7 +271,7 @@ static int bench_read(char **argv)
 		return 2;
 	}
 	if (len) {
-		fd = make_file(argv[0], len, pmd || onpmd);
+		fd = make_file(argv[0], len, pmd || onpmd || falloc);
 	} else {
 		struct stat st;
 
@@ -581,11 +585,13 @@ static int bench_storefsync(char **argv)
 {
 	size_t len = strtoul(argv[1], NULL, 0) << 10;
 	int onpmd = !strcmp(argv[2], "pteonpmd");
+	int falloc = !strcmp(argv[2], "ptefalloc");
 	int fd;
 	char *p;
 
-	if (!onpmd && strcmp(argv[2], "pte")) {
-		fprintf(stderr, "dax-bench: storefsync: pte or pteonpmd, not %s\n", argv[2]);
+	if (!onpmd && !falloc && strcmp(argv[2], "pte")) {
+		fprintf(stderr, "dax-bench: storefsync: pte, pteonpmd or ptefalloc, not %s\n",
+			argv[2]);
 		return 2;
 	}
 	if (len < 2 * PMD_SZ) {
@@ -593,7 +599,7 @@ static int bench_storefsync(char **argv)
 			(unsigned long)(2 * PMD_SZ >> 10), argv[1]);
 		return 2;
 	}
-	fd = make_file(argv[0], len, onpmd);
+	fd = make_file(argv[0], len, onpmd || falloc);
 	if (onpmd)
 		read_through_pmds(fd, len);
 	p = map_at(fd, len, PROT_READ | PROT_WRITE, MAP_SHARED, 0);

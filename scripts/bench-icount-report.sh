@@ -80,7 +80,8 @@ the pages read (32768 for 128 MiB, 16 for 64 KiB). It cannot see cache
 misses, memory bandwidth or real parallelism. "first" is the first read
 of a freshly written file, "re-read" a second mapping of it (for "dax
 pteonpmd", the first and second PTE-mapped reads after an untimed read
-through a PMD-aligned mapping, which leaves PMD entries); the page
+through a PMD-aligned mapping, which leaves PMD entries; "dax ptefalloc"
+reads a file allocated in one piece through PTE mappings only); the page
 cache rows are the filesystem mounted \`dax=never\`.
 
 | fs | case | v7.3 first | series first | v7.3 re-read | series re-read |
@@ -88,7 +89,8 @@ cache rows are the filesystem mounted \`dax=never\`.
 HEAD
 	for fs in ext4 xfs; do
 		for c in dax-pte-seq-128m dax-pte-rand-128m dax-pte-seq-64k dax-pmd-seq-128m \
-			dax-pteonpmd-seq-128m pagecache-pte-seq-128m pagecache-pte-rand-128m pagecache-pte-seq-64k; do
+			dax-pteonpmd-seq-128m dax-ptefalloc-seq-128m dax-ptefalloc-rand-128m \
+			pagecache-pte-seq-128m pagecache-pte-rand-128m pagecache-pte-seq-64k; do
 			n=$fs-$c
 			grep -q "^$n " "$out/base.txt" "$out/series.txt" || continue
 			echo "| $fs | ${c//-/ } $(cells per_page "$n" ns1 ns2)"
@@ -105,7 +107,8 @@ unmap of the 128 MiB afterwards (its own clock reading), both per page;
 |---|---|---|---|---|---|
 HEAD
 	for fs in ext4 xfs; do
-		for c in dax-pte-seq-128m dax-pteonpmd-seq-128m pagecache-pte-seq-128m; do
+		for c in dax-pte-seq-128m dax-pteonpmd-seq-128m dax-ptefalloc-seq-128m \
+			pagecache-pte-seq-128m; do
 			for pass in 1 2 3; do
 				n=$fs-$c
 				grep -q "^$n .*unmap_ns$pass=" "$out/series.txt" || continue
@@ -172,14 +175,15 @@ mapping that no PMD can map, fsync(), then one byte stored into one page
 and fsync() again: the pages that fsync() wrote back
 (\`fs_dax:dax_writeback_one\`). "pte": a file of order-0 entries; "pte on
 pmd": a file that a PMD-aligned mapping read first, so that the store goes
-into a PMD entry, whose dirty mark covers 2 MiB. Counts, not
+into a PMD entry, whose dirty mark covers 2 MiB; "ptefalloc": a file
+allocated in one piece and read through PTE mappings only. Counts, not
 instructions.
 
 | fs | file | v7.3 | series |
 |---|---|---|---|
 HEAD
 	for fs in ext4 xfs; do
-		for how in pte pteonpmd; do
+		for how in pte pteonpmd ptefalloc; do
 			n=$fs-storefsync-$how
 			grep -q "^$n " "$out/base.txt" "$out/series.txt" || continue
 			echo "| $fs | ${how/on/ on } | $(raw "$out/base.txt" "$n" flushed_pages) |" \
