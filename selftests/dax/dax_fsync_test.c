@@ -36,6 +36,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -893,6 +894,205 @@ TEST_F(cow_sync, store_into_shared_page)
 	EXPECT_LE(1, written)
 		TH_LOG("the CoW fault's copy of page %d was not written back %s",
 		       STORE_PAGE, "before the store went on");
+}
+
+/*
+ * A store through a mapping that cannot use PMDs into a page of a PMD entry
+ * (made by a PMD fault of an aligned mapping, or by the read faults of a
+ * mapping that cannot use PMDs, where the file's blocks are 2 MiB aligned):
+ * dirty tracking is per entry, so the write fault splits the entry first,
+ * and fsync() writes back the stored page rather than the 2 MiB around it.
+ * Where a page of the entry is referenced (a pipe after vmsplice()), the
+ * entry stays whole and fsync() writes all of it back.  Either way, the
+ * mapping and read(2) show the store and the rest of the file's data.
+ */
+#define PTE_STORE_PAGE	5
+#define PTE_PIPED_PAGE	100
+
+FIXTURE(pte_store)
+{
+	int fd;
+	size_t ps, pmd;
+	uint64_t seed;
+	const char *trace;
+	unsigned long ino;
+};
+
+FIXTURE_VARIANT(pte_store)
+{
+	bool pmd_fault;		/* the entry made by a PMD fault */
+	bool piped;		/* a page of the entry in a pipe */
+};
+
+FIXTURE_VARIANT_ADD(pte_store, after_pmd_fault)
+{
+	.pmd_fault = true,
+};
+
+FIXTURE_VARIANT_ADD(pte_store, after_pte_reads)
+{
+	.pmd_fault = false,
+};
+
+FIXTURE_VARIANT_ADD(pte_store, page_in_pipe)
+{
+	.pmd_fault = true,
+	.piped = true,
+};
+
+FIXTURE_VARIANT_ADD(pte_store, page_in_pipe_after_pte_reads)
+{
+	.pmd_fault = false,
+	.piped = true,
+};
+
+FIXTURE_SETUP(pte_store)
+{
+	const char *dir;
+	char why[256];
+	struct stat st;
+	int ret;
+
+	self->fd = -1;
+	self->trace = NULL;
+	dir = dax_check_dir(why, sizeof(why));
+	if (!dir)
+		SKIP(return, "%s", why);
+	if (!dax_tracefs_dir())
+		SKIP(return, "no tracefs with fs_dax events");
+	if (access("/sys/kernel/mm/transparent_hugepage", F_OK))
+		SKIP(return, "no transparent hugepages, so no DAX PMDs");
+	self->ps = dax_page_size();
+	self->pmd = dax_pmd_size();
+	self->seed = (uint64_t)time(NULL) << 16 ^ getpid();
+	self->fd = dax_tmpfile(dir, 0);
+	ASSERT_LE(0, self->fd);
+	/* Allocating it all at once makes aligned extents more likely. */
+	fallocate(self->fd, 0, 0, 2 * self->pmd);
+	ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0,
+				       2 * self->pmd / self->ps));
+	ASSERT_EQ(0, fsync(self->fd));
+	ret = dax_extents_pmd_aligned(self->fd, 2 * self->pmd, self->pmd);
+	if (ret != 1)
+		SKIP(return, "the filesystem did not allocate PMD-aligned extents");
+	ASSERT_EQ(0, fstat(self->fd, &st));
+	self->ino = st.st_ino;
+}
+
+FIXTURE_TEARDOWN(pte_store)
+{
+	writeback_trace_stop(self->trace);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* The pages written back for inode @ino since the trace started, or -errno. */
+static long pages_written_back(const char *trace, unsigned long ino)
+{
+	char path[256], line[1024], ino_str[40];
+	unsigned long off, len;
+	const char *p;
+	long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trace", trace);
+	snprintf(ino_str, sizeof(ino_str), " ino %#lx ", ino);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "dax_writeback_one:") || !strstr(line, ino_str))
+			continue;
+		p = strstr(line, " pgoff ");
+		if (p && sscanf(p, " pgoff %lx pglen %lx", &off, &len) == 2)
+			n += len;
+	}
+	fclose(f);
+	return n;
+}
+
+TEST_F(pte_store, fsync_writes_back_the_page)
+{
+	size_t ps = self->ps, len = 2 * self->pmd, npages = len / ps;
+	struct dax_kwatch kwatch;
+	char *p, *buf, *orig;
+	int pipefd[2] = { -1, -1 };
+	long faults, pages;
+	struct iovec iov;
+	size_t i;
+
+	DAX_KWATCH_START(&kwatch);
+	/* The PMD entries, then the mapping that cannot use them as PMDs. */
+	p = dax_map_file_at(self->fd, len, PROT_READ, MAP_SHARED, 0,
+			    variant->pmd_fault);
+	ASSERT_NE(MAP_FAILED, p);
+	faults = dax_minor_faults();
+	for (i = 0; i < len; i += ps)
+		dax_touch(p + i);
+	faults = dax_minor_faults() - faults;
+	munmap(p, len);
+	if (!variant->pmd_fault) {
+		/* Whether they made PMD entries: an aligned read uses PMDs. */
+		p = dax_map_file_at(self->fd, len, PROT_READ, MAP_SHARED, 0, true);
+		ASSERT_NE(MAP_FAILED, p);
+		faults = dax_minor_faults();
+		for (i = 0; i < len; i += ps)
+			dax_touch(p + i);
+		faults = dax_minor_faults() - faults;
+		munmap(p, len);
+	}
+	if (variant->pmd_fault && faults > (long)(2 * len / self->pmd))
+		SKIP(return, "an aligned read took %ld faults: no PMD entries",
+		     faults);
+	ASSERT_GE((long)(2 * len / self->pmd), faults)
+		TH_LOG("the reads through PTEs made no PMD entries (%ld faults)",
+		       faults);
+
+	p = dax_map_file_at(self->fd, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    0, false);
+	ASSERT_NE(MAP_FAILED, p);
+	dax_touch(p);
+	if (variant->piped) {
+		ASSERT_EQ(0, pipe(pipefd));
+		iov.iov_base = p + PTE_PIPED_PAGE * ps;
+		iov.iov_len = ps;
+		ASSERT_EQ((ssize_t)ps, vmsplice(pipefd[1], &iov, 1, 0));
+	}
+	self->trace = writeback_trace_start();
+	ASSERT_NE(NULL, self->trace) TH_LOG("cannot trace fs_dax:dax_writeback_one");
+	__atomic_store_n(p + PTE_STORE_PAGE * ps, 0x5a, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, fsync(self->fd));
+	pages = pages_written_back(self->trace, self->ino);
+	ASSERT_LE(0, pages) TH_LOG("cannot read the trace: %s", strerror(-pages));
+	TH_LOG("a store of one byte, then fsync(): %ld pages written back", pages);
+	EXPECT_LE(1, writebacks_of(self->trace, self->ino, PTE_STORE_PAGE))
+		TH_LOG("page %d, stored to, was never written back", PTE_STORE_PAGE);
+	if (!variant->piped)
+		EXPECT_GT((long)(self->pmd / ps), pages)
+			TH_LOG("fsync() wrote back the whole PMD entry for one page");
+
+	/* What the mapping shows is what read(2) gives: the store, the rest. */
+	buf = malloc(len);
+	orig = malloc(ps);
+	ASSERT_NE(NULL, buf);
+	ASSERT_NE(NULL, orig);
+	ASSERT_EQ((ssize_t)len, pread(self->fd, buf, len, 0));
+	EXPECT_EQ(0, memcmp(p, buf, len));
+	EXPECT_EQ(0x5a, buf[PTE_STORE_PAGE * ps]);
+	dax_fill(orig, 1, self->seed, PTE_STORE_PAGE);
+	buf[PTE_STORE_PAGE * ps] = orig[0];
+	EXPECT_EQ(-1, dax_verify(buf, npages, self->seed, 0));
+	if (variant->piped) {
+		close(pipefd[1]);
+		ASSERT_EQ((ssize_t)ps, read(pipefd[0], orig, ps));
+		close(pipefd[0]);
+		EXPECT_EQ(-1, dax_verify(orig, 1, self->seed, PTE_PIPED_PAGE));
+	}
+	free(orig);
+	free(buf);
+	munmap(p, len);
+	DAX_ASSERT_NO_COMPLAINT(&kwatch);
+	dax_kwatch_stop(&kwatch);
 }
 
 int main(int argc, char **argv)

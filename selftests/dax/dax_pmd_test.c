@@ -6,7 +6,10 @@
  * runs of each entry's pages, whose references unmapping must drop), and
  * both read the file's data.  Fault-around leaves a page that memory failure
  * poisoned to the fault path, and memory failure of a page of a PMD entry
- * kills a process that maps that page alone.
+ * kills a process that maps that page alone.  Read faults of a misaligned
+ * mapping make PMD entries themselves where the blocks allow, which an
+ * aligned mapping then maps with PMDs, and whose pages, held in a pipe, make
+ * a hole punch wait only until the pipe closes.
  *
  * smaps does not count fs-DAX PMDs in FilePmdMapped (the pages are
  * ZONE_DEVICE pages), so the PMD mapping is also recognised by its number of
@@ -18,6 +21,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -272,6 +276,118 @@ TEST_F_TIMEOUT(pmd, misaligned_runs_released, 120)
 		TH_LOG("truncate failed (wait status %#x)", status);
 	DAX_ASSERT_NO_COMPLAINT(&kwatch);
 	dax_kwatch_stop(&kwatch);
+}
+
+/*
+ * Read faults of a mapping that cannot use PMDs make PMD entries where the
+ * file's blocks allow them: an aligned mapping of the file read afterwards
+ * then uses PMDs, one fault per PMD, where order-0 entries would make every
+ * PMD fault fall back to PTEs (with the fixture's window of one page, a fault
+ * per page).  Both mappings read the file's data.
+ */
+TEST_F(pmd, pte_reads_make_pmd_entries)
+{
+	long faults;
+	char why[256];
+	char *p;
+
+	if (!dax_has_fault_around(why, sizeof(why)))
+		SKIP(return, "%s", why);
+
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, p);
+	touch(p, self->len, self->ps);
+	EXPECT_EQ(-1, dax_verify(p, self->len / self->ps, self->seed, 0));
+	munmap(p, self->len);
+
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, true);
+	ASSERT_NE(MAP_FAILED, p);
+	faults = dax_minor_faults();
+	touch(p, self->len, self->ps);
+	faults = dax_minor_faults() - faults;
+	EXPECT_EQ(-1, dax_verify(p, self->len / self->ps, self->seed, 0));
+	munmap(p, self->len);
+	TH_LOG("%zu MiB read through PTEs, then through an aligned mapping: %ld faults",
+	       self->len >> 20, faults);
+	/* One per PMD, with some slack for unrelated faults. */
+	EXPECT_GE((long)(2 * self->len / self->pmd), faults)
+		TH_LOG("the PTE reads left entries that a PMD cannot map");
+}
+
+/*
+ * A page of a PMD entry that PTE reads made, held in a pipe: the reference
+ * is its folio's, so it makes the whole entry busy.  A hole punch of another
+ * page of the entry waits for it (ext4 and xfs wait for every page of the
+ * file anyway), and must end once the pipe closes; the pipe keeps the page's
+ * data, and the mapping then shows what read(2) shows.  The file is a named
+ * one, for the reason misaligned_runs_released gives.
+ */
+#define PIPED_PAGE	300
+#define PUNCHED_PAGE	5
+
+TEST_F_TIMEOUT(pmd, punch_beside_piped_page, 60)
+{
+	size_t npages = self->len / self->ps;
+	const char *dir = dax_test_dir();
+	struct iovec iov;
+	char path[4096], *p, *buf;
+	int fd, pfd[2], status;
+	bool waited;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/dax_pmd_test.punch.%d", dir, getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, fd) TH_LOG("cannot create %s: %s", path, strerror(errno));
+	fallocate(fd, 0, 0, self->len);
+	if (dax_write_pattern(fd, self->seed, 0, npages) ||
+	    dax_extents_pmd_aligned(fd, self->len, self->pmd) <= 0) {
+		close(fd);
+		unlink(path);
+		SKIP(return, "no PMD-aligned extents in a second file");
+	}
+	p = dax_map_file_at(fd, self->len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, p);
+	touch(p, self->len, self->ps);
+	ASSERT_EQ(0, pipe(pfd));
+	iov.iov_base = p + PIPED_PAGE * self->ps;
+	iov.iov_len = self->ps;
+	ASSERT_EQ((ssize_t)self->ps, vmsplice(pfd[1], &iov, 1, 0));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(pfd[0]);
+		close(pfd[1]);
+		_exit(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				PUNCHED_PAGE * self->ps, self->ps) ? 1 : 0);
+	}
+	waited = !dax_wait_exit(pid, 2.0, &status);
+	TH_LOG("the punch %s for the page in the pipe",
+	       waited ? "waits" : "does not wait");
+	buf = malloc(self->ps);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ((ssize_t)self->ps, read(pfd[0], buf, self->ps));
+	close(pfd[0]);
+	close(pfd[1]);
+	EXPECT_EQ(-1, dax_verify(buf, 1, self->seed, PIPED_PAGE));
+	free(buf);
+	if (waited && !dax_wait_exit(pid, 10.0, &status)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		TH_LOG("left %s behind", path);
+		ASSERT_TRUE(false) TH_LOG("the punch still waits 10 s after the pipe closed");
+	}
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the punch failed (wait status %#x)", status);
+	touch(p, self->len, self->ps);
+	EXPECT_TRUE(dax_is_zero(p + PUNCHED_PAGE * self->ps, self->ps));
+	EXPECT_EQ(-1, dax_verify(p, PUNCHED_PAGE, self->seed, 0));
+	EXPECT_EQ(-1, dax_verify(p + (PUNCHED_PAGE + 1) * self->ps,
+				 npages - PUNCHED_PAGE - 1, self->seed,
+				 PUNCHED_PAGE + 1));
+	munmap(p, self->len);
+	close(fd);
+	unlink(path);
 }
 
 #define POISON_PAGE	5	/* not the first page of its PMD entry */

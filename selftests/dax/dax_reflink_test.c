@@ -1806,6 +1806,150 @@ TEST_F_TIMEOUT(pmd_cow, pmd_entries_over_clone_ptes, 60)
 	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
 }
 
+/*
+ * A file read through a mapping that cannot use PMDs, before it had a clone:
+ * where its blocks are 2 MiB aligned, the read faults make PMD entries, whose
+ * folios are PMD folios, and a reference to a page of one is the whole
+ * folio's.  Clone it then, read it again, and write one page with write(2)
+ * while another page of the same 2 MiB is held in a pipe, by this process
+ * or by the writer itself: the write must not wait for that page, as it
+ * does not for an order-0 entry's.  A store through the mapping into a
+ * third page is a CoW fault.  The mapping must show what read(2) shows, the
+ * clone must keep its data, the pipe the page's data, and the evictions must
+ * not warn.
+ */
+#define PTE_READ_WRITE_PAGE	5
+#define PTE_READ_STORE_PAGE	7
+#define PTE_READ_PIPED_PAGE	300
+
+static int cow_write_one_page(int fd, size_t ps)
+{
+	char buf[4096 * 4];
+
+	memset(buf, NEW_BYTE, ps);
+	return pwrite(fd, buf, ps, PTE_READ_WRITE_PAGE * ps) == (ssize_t)ps ? 0 : 1;
+}
+
+/* The writer holds the page in a pipe of its own. */
+static int splice_then_cow_write_one_page(int fd, size_t ps)
+{
+	char *map = dax_map_file_at(fd, 2 * dax_pmd_size(), PROT_READ, MAP_SHARED,
+				    0, false);
+	int p[2];
+
+	if (map == MAP_FAILED || pipe(p))
+		return 2;
+	dax_touch(map + PTE_READ_PIPED_PAGE * ps);
+	if (splice_page(p[1], map, PTE_READ_PIPED_PAGE, ps) != (ssize_t)ps)
+		return 2;
+	return cow_write_one_page(fd, ps);
+}
+
+static void clone_after_pte_reads(FIXTURE_DATA(pmd_cow) *self,
+				  struct __test_metadata *_metadata, bool own)
+{
+	size_t npages = self->len / self->ps, off;
+	const char *dir = dax_test_dir();
+	int c, d, p[2] = { -1, -1 }, status;
+	char *map, *buf;
+	bool done;
+	long faults;
+	pid_t pid;
+
+	ASSERT_EQ(2 * self->pmd, self->len);
+	c = dax_tmpfile(dir, 0);
+	ASSERT_LE(0, c);
+	fallocate(c, 0, 0, self->len);
+	ASSERT_EQ(0, dax_write_pattern(c, self->seed, 0, npages));
+	if (dax_extents_pmd_aligned(c, self->len, self->pmd) != 1) {
+		close(c);
+		SKIP(return, "no PMD-aligned extents in a third file");
+	}
+	map = map_and_read(c, self->len, self->ps);
+	ASSERT_NE(MAP_FAILED, map);
+	munmap(map, self->len);
+	/* Whether the reads made PMD entries: an aligned read uses PMDs. */
+	map = dax_map_file_at(c, self->len, PROT_READ, MAP_SHARED, 0, true);
+	ASSERT_NE(MAP_FAILED, map);
+	faults = dax_minor_faults();
+	for (off = 0; off < self->len; off += self->ps)
+		dax_touch(map + off);
+	faults = dax_minor_faults() - faults;
+	munmap(map, self->len);
+	TH_LOG("an aligned read after the PTE reads: %ld faults for %zu pages",
+	       faults, npages);
+	ASSERT_GE((long)(2 * self->len / self->pmd), faults)
+		TH_LOG("the reads through PTEs made no PMD entries");
+
+	d = dax_tmpfile(dir, 0);
+	ASSERT_LE(0, d);
+	ASSERT_EQ(0, ioctl(d, FICLONE, c));
+	map = dax_map_file_at(c, self->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			      0, false);
+	ASSERT_NE(MAP_FAILED, map);
+	for (off = 0; off < self->len; off += self->ps)
+		dax_touch(map + off);
+	if (!own) {
+		ASSERT_EQ(0, pipe(p));
+		ASSERT_EQ((ssize_t)self->ps,
+			  splice_page(p[1], map, PTE_READ_PIPED_PAGE, self->ps));
+	}
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close_pipe(p);
+		_exit(own ? splice_then_cow_write_one_page(c, self->ps) :
+			    cow_write_one_page(c, self->ps));
+	}
+	done = dax_wait_exit(pid, 5.0, &status);
+	if (!done) {
+		close_pipe(p);
+		if (!dax_wait_exit(pid, 10.0, &status)) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		}
+	}
+	ASSERT_TRUE(done)
+		TH_LOG("the CoW write(2) of page %d waited 5 s for page %d in %s pipe",
+		       PTE_READ_WRITE_PAGE, PTE_READ_PIPED_PAGE,
+		       own ? "its own" : "another process's");
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the CoW write(2) failed (wait status %#x)", status);
+	__atomic_store_n(map + PTE_READ_STORE_PAGE * self->ps, OTHER_BYTE,
+			 __ATOMIC_RELAXED);
+
+	buf = malloc(self->len);
+	ASSERT_NE(NULL, buf);
+	if (!own) {
+		ASSERT_EQ((ssize_t)self->ps, read(p[0], buf, self->ps));
+		close_pipe(p);
+		EXPECT_EQ(-1, dax_verify(buf, 1, self->seed, PTE_READ_PIPED_PAGE))
+			TH_LOG("the pipe does not hold the page's data");
+	}
+	EXPECT_EQ(-1, first_stale_page(c, map, self->len, self->ps));
+	EXPECT_EQ(NEW_BYTE, map[PTE_READ_WRITE_PAGE * self->ps]);
+	EXPECT_EQ(OTHER_BYTE, map[PTE_READ_STORE_PAGE * self->ps]);
+	munmap(map, self->len);
+	ASSERT_EQ((ssize_t)self->len, pread(d, buf, self->len, 0));
+	EXPECT_EQ(-1, dax_verify(buf, npages, self->seed, 0))
+		TH_LOG("the clone lost its data");
+	free(buf);
+	close(d);
+	close(c);
+	DAX_ASSERT_NO_COMPLAINT(&self->kwatch);
+}
+
+TEST_F_TIMEOUT(pmd_cow, clone_after_pte_reads, 60)
+{
+	clone_after_pte_reads(self, _metadata, false);
+}
+
+TEST_F_TIMEOUT(pmd_cow, clone_after_pte_reads_own_pipe, 60)
+{
+	clone_after_pte_reads(self, _metadata, true);
+}
+
 /* A store of @byte at @addr in a child: 0 if it worked, else its signal. */
 static int store_in_child(char *addr, int byte)
 {
