@@ -194,16 +194,22 @@ HEAD
 	cat <<HEAD
 
 How close a DAX read comes to the page cache's, and a first read to a
-re-read, from the medians above (sequential 128 MiB, PTE-only):
+re-read, from the medians above (sequential 128 MiB, PTE-only; "pte":
+the file written in 1 MiB pieces, "ptefalloc": allocated in one piece):
 
-| fs | DAX re-read / page cache re-read | DAX first / DAX re-read |
-|---|---|---|
+| fs | file | DAX re-read / page cache re-read | DAX first / page cache first | DAX first / DAX re-read |
+|---|---|---|---|---|
 HEAD
 	for fs in ext4 xfs; do
-		awk -v d1="$(median "$out/series.txt" "$fs-dax-pte-seq-128m" ns1)" \
-			-v d2="$(median "$out/series.txt" "$fs-dax-pte-seq-128m" ns2)" \
-			-v p2="$(median "$out/series.txt" "$fs-pagecache-pte-seq-128m" ns2)" \
-			-v fs="$fs" 'BEGIN { printf "| %s | %.2f | %.2f |\n", fs, d2 / p2, d1 / d2 }'
+		for how in pte ptefalloc; do
+			grep -q "^$fs-dax-$how-seq-128m " "$out/series.txt" || continue
+			awk -v d1="$(median "$out/series.txt" "$fs-dax-$how-seq-128m" ns1)" \
+				-v d2="$(median "$out/series.txt" "$fs-dax-$how-seq-128m" ns2)" \
+				-v p1="$(median "$out/series.txt" "$fs-pagecache-pte-seq-128m" ns1)" \
+				-v p2="$(median "$out/series.txt" "$fs-pagecache-pte-seq-128m" ns2)" \
+				-v fs="$fs" -v how="$how" 'BEGIN { printf "| %s | %s | %.2f | %.2f | %.2f |\n",
+					fs, how, d2 / p2, d1 / p1, d1 / d2 }'
+		done
 	done
 } >"$md"
 cat "$md"
