@@ -120,11 +120,12 @@ FIXTURE_TEARDOWN(fsync)
 }
 
 /*
- * The number of write backs traced since the fixture's set-up for the file
- * whose range covers page @pgoff, or -errno.
+ * The write backs traced since the fixture's set-up for inode @ino: the
+ * number of those whose range covers page @pgoff, or -errno; the pages of
+ * all of them in *@pages, if not NULL.
  */
-static int writebacks_of(const char *trace, unsigned long ino,
-			 unsigned long pgoff)
+static int read_writebacks(const char *trace, unsigned long ino,
+			   unsigned long pgoff, long *pages)
 {
 	char path[256], line[1024], ino_str[40];
 	unsigned long off, len;
@@ -137,16 +138,28 @@ static int writebacks_of(const char *trace, unsigned long ino,
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
+	if (pages)
+		*pages = 0;
 	while (fgets(line, sizeof(line), f)) {
 		if (!strstr(line, "dax_writeback_one:") || !strstr(line, ino_str))
 			continue;
 		p = strstr(line, " pgoff ");
-		if (p && sscanf(p, " pgoff %lx pglen %lx", &off, &len) == 2 &&
-		    off <= pgoff && pgoff < off + len)
+		if (!p || sscanf(p, " pgoff %lx pglen %lx", &off, &len) != 2)
+			continue;
+		if (off <= pgoff && pgoff < off + len)
 			n++;
+		if (pages)
+			*pages += len;
 	}
 	fclose(f);
 	return n;
+}
+
+/* The write backs traced for inode @ino that cover page @pgoff, or -errno. */
+static int writebacks_of(const char *trace, unsigned long ino,
+			 unsigned long pgoff)
+{
+	return read_writebacks(trace, ino, pgoff, NULL);
 }
 
 /* A store through the mapping: a write fault that dirties the page's entry. */
@@ -986,31 +999,6 @@ FIXTURE_TEARDOWN(pte_store)
 		close(self->fd);
 }
 
-/* The pages written back for inode @ino since the trace started, or -errno. */
-static long pages_written_back(const char *trace, unsigned long ino)
-{
-	char path[256], line[1024], ino_str[40];
-	unsigned long off, len;
-	const char *p;
-	long n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/trace", trace);
-	snprintf(ino_str, sizeof(ino_str), " ino %#lx ", ino);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strstr(line, "dax_writeback_one:") || !strstr(line, ino_str))
-			continue;
-		p = strstr(line, " pgoff ");
-		if (p && sscanf(p, " pgoff %lx pglen %lx", &off, &len) == 2)
-			n += len;
-	}
-	fclose(f);
-	return n;
-}
-
 TEST_F(pte_store, fsync_writes_back_the_page)
 {
 	size_t ps = self->ps, len = 2 * self->pmd, npages = len / ps;
@@ -1018,6 +1006,7 @@ TEST_F(pte_store, fsync_writes_back_the_page)
 	char *p, *buf, *orig;
 	int pipefd[2] = { -1, -1 };
 	long faults, pages;
+	int n;
 	struct iovec iov;
 	size_t i;
 
@@ -1062,10 +1051,10 @@ TEST_F(pte_store, fsync_writes_back_the_page)
 	ASSERT_NE(NULL, self->trace) TH_LOG("cannot trace fs_dax:dax_writeback_one");
 	__atomic_store_n(p + PTE_STORE_PAGE * ps, 0x5a, __ATOMIC_RELAXED);
 	ASSERT_EQ(0, fsync(self->fd));
-	pages = pages_written_back(self->trace, self->ino);
-	ASSERT_LE(0, pages) TH_LOG("cannot read the trace: %s", strerror(-pages));
+	n = read_writebacks(self->trace, self->ino, PTE_STORE_PAGE, &pages);
+	ASSERT_LE(0, n) TH_LOG("cannot read the trace: %s", strerror(-n));
 	TH_LOG("a store of one byte, then fsync(): %ld pages written back", pages);
-	EXPECT_LE(1, writebacks_of(self->trace, self->ino, PTE_STORE_PAGE))
+	EXPECT_LE(1, n)
 		TH_LOG("page %d, stored to, was never written back", PTE_STORE_PAGE);
 	if (!variant->piped)
 		EXPECT_GT((long)(self->pmd / ps), pages)
