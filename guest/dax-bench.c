@@ -16,7 +16,11 @@
  *	filesystem gives them), read through PTEs only.  Reports minor
  *	faults, nanoseconds (mmap() and the reads) and the vma_lock_success
  *	and vma_lock_retry counts of each pass, and the nanoseconds of its
- *	munmap() (unmap_ns).
+ *	munmap() (unmap_ns).  Then, where the kernel has fault-around, an
+ *	untimed fourth pass with its tracepoints on: the pages that
+ *	fault-around mapped (fa_mapped) and how many of them belong to large
+ *	folios (fa_large), from the dax_map_pages and dax_fault_around
+ *	events.
  *   dax-bench syncfault DIR prealloc|empty sync|nosync load|idle NAME
  *	512 write faults on a fresh 2 MiB file, with or without MAP_SYNC,
  *	optionally with a background writer: min/avg/max latency in us and
@@ -248,6 +252,83 @@ static void read_through_pmds(int fd, size_t len)
 	munmap(p, len);
 }
 
+#define TRACE_DIR "/sys/kernel/debug/tracing/"
+#define FA_EVENTS TRACE_DIR "events/fs_dax/dax_map_pages/enable"
+
+static void trace_write(const char *file, const char *val)
+{
+	int fd = open(file, O_WRONLY | O_TRUNC);
+
+	if (fd < 0 || write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		die(file);
+	close(fd);
+}
+
+/* Turn the fault-around events (dax_map_pages, dax_fault_around) on or off. */
+static void fault_around_events(const char *on)
+{
+	trace_write(FA_EVENTS, on);
+	trace_write(TRACE_DIR "events/fs_dax/dax_fault_around/enable", on);
+}
+
+/*
+ * Sum the "mapped" and "large" fields of the fault-around events in the
+ * trace buffer into *@mapped and *@large; *@large is -1 if the events have
+ * no such field.
+ */
+static void fault_around_pages(long *mapped, long *large)
+{
+	FILE *f = fopen(TRACE_DIR "trace", "r");
+	char line[1024], *m, *l;
+
+	if (!f)
+		die(TRACE_DIR "trace");
+	*mapped = 0;
+	*large = -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "dax_map_pages:") &&
+		    !strstr(line, "dax_fault_around:"))
+			continue;
+		m = strstr(line, " mapped ");
+		l = strstr(line, " large ");
+		if (m)
+			*mapped += strtol(m + 8, NULL, 10);
+		if (l)
+			*large = (*large < 0 ? 0 : *large) + strtol(l + 7, NULL, 10);
+	}
+	fclose(f);
+}
+
+/*
+ * Read all of @fd (@len bytes, @npages pages in @order) once more, untimed,
+ * through a mapping placed as @pmd says, with the fault-around events on:
+ * print how many pages fault-around mapped and how many of them were of
+ * large folios.  Nothing where the kernel has no fault-around (v7.3).
+ */
+static void report_fault_around(int fd, size_t len, const size_t *order,
+				size_t npages, int pmd)
+{
+	volatile char sink;
+	long mapped, large;
+	size_t i;
+	char *p;
+
+	if (access(FA_EVENTS, W_OK))
+		return;
+	fault_around_events("1");
+	trace_write(TRACE_DIR "trace", "");
+	p = map_at(fd, len, PROT_READ, MAP_SHARED, pmd);
+	for (i = 0; i < npages; i++)
+		sink = p[order[i] * ps];
+	(void)sink;
+	munmap(p, len);
+	fault_around_events("0");
+	fault_around_pages(&mapped, &large);
+	printf(" fa_mapped=%ld", mapped);
+	if (large >= 0)
+		printf(" fa_large=%ld", large);
+}
+
 static int bench_read(char **argv)
 {
 	size_t len = strtoul(argv[1], NULL, 0) << 10, npages, i, j, t;
@@ -328,6 +409,8 @@ static int bench_read(char **argv)
 		printf(" unmap_ns%d=%llu", pass, (unsigned long long)ns);
 	}
 	(void)sink;
+	if (!populate)
+		report_fault_around(fd, len, order, npages, pmd);
 	printf("\n");
 	close(fd);
 	if (strtoul(argv[1], NULL, 0))
@@ -534,17 +617,6 @@ static int bench_cowwrite(char **argv)
 		unlink(clone);
 	}
 	return 0;
-}
-
-#define TRACE_DIR "/sys/kernel/debug/tracing/"
-
-static void trace_write(const char *file, const char *val)
-{
-	int fd = open(file, O_WRONLY | O_TRUNC);
-
-	if (fd < 0 || write(fd, val, strlen(val)) != (ssize_t)strlen(val))
-		die(file);
-	close(fd);
 }
 
 /* Count the dax_pmd_fault_done events in the trace buffer that say @what. */

@@ -58,6 +58,25 @@ cells() {
 		"$($1 "$out/base.txt" "$2" "$4") | $($1 "$out/series.txt" "$2" "$4") |"
 }
 
+# fs_label FS: the filesystem column; xfsdefault is xfs made by mkfs
+# without options.
+fs_label() {
+	case $1 in
+	xfsdefault) echo "xfs (mkfs defaults)" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# share FILE CASE: the percentage of the pages fault-around mapped that
+# were of large folios (fa_large / fa_mapped), over the boots; "-" where
+# the kernel does not say.
+share() {
+	awk -v c="$2" '$1 == c { m = ""; l = ""
+		for (i = 2; i <= NF; i++) { split($i, kv, "=")
+			if (kv[1] == "fa_mapped") m = kv[2]; if (kv[1] == "fa_large") l = kv[2] }
+		if (m != "" && l != "" && m > 0) print 100 * l / m }' "$1" | summary
+}
+
 # ratio CASE KEY: series / v7.3 of the per-page medians.
 ratio() {
 	awk -v b="$(median "$out/base.txt" "$1" "$2")" \
@@ -82,18 +101,20 @@ of a freshly written file, "re-read" a second mapping of it (for "dax
 pteonpmd", the first and second PTE-mapped reads after an untimed read
 through a PMD-aligned mapping, which leaves PMD entries; "dax ptefalloc"
 reads a file allocated in one piece through PTE mappings only); the page
-cache rows are the filesystem mounted \`dax=never\`.
+cache rows are the filesystem mounted \`dax=never\`. "xfs (mkfs defaults)"
+is xfs made without options, whose extents are not 2 MiB aligned as a
+rule (no stripe unit): two DAX cases only.
 
 | fs | case | v7.3 first | series first | v7.3 re-read | series re-read |
 |---|---|---|---|---|---|
 HEAD
-	for fs in ext4 xfs; do
+	for fs in ext4 xfs xfsdefault; do
 		for c in dax-pte-seq-128m dax-pte-rand-128m dax-pte-seq-64k dax-pmd-seq-128m \
 			dax-pteonpmd-seq-128m dax-ptefalloc-seq-128m dax-ptefalloc-rand-128m \
 			pagecache-pte-seq-128m pagecache-pte-rand-128m pagecache-pte-seq-64k; do
 			n=$fs-$c
 			grep -q "^$n " "$out/base.txt" "$out/series.txt" || continue
-			echo "| $fs | ${c//-/ } $(cells per_page "$n" ns1 ns2)"
+			echo "| $(fs_label "$fs") | ${c//-/ } $(cells per_page "$n" ns1 ns2)"
 		done
 	done
 	cat <<HEAD
@@ -106,15 +127,34 @@ unmap of the 128 MiB afterwards (its own clock reading), both per page;
 | fs | case | v7.3 map+read | series map+read | v7.3 munmap | series munmap |
 |---|---|---|---|---|---|
 HEAD
-	for fs in ext4 xfs; do
+	for fs in ext4 xfs xfsdefault; do
 		for c in dax-pte-seq-128m dax-pteonpmd-seq-128m dax-ptefalloc-seq-128m \
 			pagecache-pte-seq-128m; do
 			for pass in 1 2 3; do
 				n=$fs-$c
 				grep -q "^$n .*unmap_ns$pass=" "$out/series.txt" || continue
 				label="${c//-/ } $(echo first re-read third | cut -d' ' -f"$pass")"
-				echo "| $fs | $label $(cells per_page "$n" "ns$pass" "unmap_ns$pass")"
+				echo "| $(fs_label "$fs") | $label $(cells per_page "$n" "ns$pass" "unmap_ns$pass")"
 			done
+		done
+	done
+	cat <<HEAD
+
+Of the pages that fault-around mapped in a fourth, untimed read (a
+re-read, through a mapping placed as in the case), the percentage that
+were of large folios, mapped in runs (the \`fs_dax:dax_map_pages\` and
+\`fs_dax:dax_fault_around\` events, fields \`large\` and \`mapped\`):
+the share of the file that has PMD entries. v7.3 has no fault-around.
+
+| fs | case | series: pages of large folios |
+|---|---|---|
+HEAD
+	for fs in ext4 xfs xfsdefault; do
+		for c in dax-pte-seq-128m dax-pte-rand-128m dax-pteonpmd-seq-128m \
+			dax-ptefalloc-seq-128m dax-ptefalloc-rand-128m; do
+			n=$fs-$c
+			grep -q "^$n .*fa_large=" "$out/series.txt" || continue
+			echo "| $(fs_label "$fs") | ${c//-/ } | $(share "$out/series.txt" "$n")% |"
 		done
 	done
 	cat <<HEAD
@@ -200,14 +240,16 @@ the file written in 1 MiB pieces, "ptefalloc": allocated in one piece):
 | fs | file | DAX re-read / page cache re-read | DAX first / page cache first | DAX first / DAX re-read |
 |---|---|---|---|---|
 HEAD
-	for fs in ext4 xfs; do
+	for fs in ext4 xfs xfsdefault; do
+		# xfs without options has no page cache rows: xfs's are those.
+		pc=${fs%default}
 		for how in pte ptefalloc; do
 			grep -q "^$fs-dax-$how-seq-128m " "$out/series.txt" || continue
 			awk -v d1="$(median "$out/series.txt" "$fs-dax-$how-seq-128m" ns1)" \
 				-v d2="$(median "$out/series.txt" "$fs-dax-$how-seq-128m" ns2)" \
-				-v p1="$(median "$out/series.txt" "$fs-pagecache-pte-seq-128m" ns1)" \
-				-v p2="$(median "$out/series.txt" "$fs-pagecache-pte-seq-128m" ns2)" \
-				-v fs="$fs" -v how="$how" 'BEGIN { printf "| %s | %s | %.2f | %.2f | %.2f |\n",
+				-v p1="$(median "$out/series.txt" "$pc-pagecache-pte-seq-128m" ns1)" \
+				-v p2="$(median "$out/series.txt" "$pc-pagecache-pte-seq-128m" ns2)" \
+				-v fs="$(fs_label "$fs")" -v how="$how" 'BEGIN { printf "| %s | %s | %.2f | %.2f | %.2f |\n",
 					fs, how, d2 / p2, d1 / p1, d1 / d2 }'
 		done
 	done
