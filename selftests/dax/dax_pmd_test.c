@@ -19,8 +19,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -312,6 +315,90 @@ TEST_F(pmd, pte_reads_make_pmd_entries)
 	/* One per PMD, with some slack for unrelated faults. */
 	EXPECT_GE((long)(2 * self->len / self->pmd), faults)
 		TH_LOG("the PTE reads left entries that a PMD cannot map");
+}
+
+/*
+ * Sum the "mapped" and "large" fields of the fs_dax:dax_map_pages events of
+ * inode @ino in the trace buffer of tracefs directory @trace: *@large is -1
+ * if the events have no "large".  Returns 0 or -errno.
+ */
+static int read_map_pages(const char *trace, unsigned long ino, long *mapped,
+			  long *large)
+{
+	char path[256], line[1024], ino_str[40];
+	unsigned int m, l;
+	const char *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trace", trace);
+	snprintf(ino_str, sizeof(ino_str), " ino %#lx ", ino);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	*mapped = 0;
+	*large = -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "dax_map_pages:") || !strstr(line, ino_str))
+			continue;
+		p = strstr(line, " mapped ");
+		if (!p || sscanf(p, " mapped %u", &m) != 1)
+			continue;
+		*mapped += m;
+		if (sscanf(p, " mapped %u large %u", &m, &l) == 2)
+			*large = (*large < 0 ? 0 : *large) + l;
+	}
+	fclose(f);
+	return 0;
+}
+
+/*
+ * The PMD entries that PTE reads made are mapped by fault-around as the
+ * pages of large folios, in runs: on a re-read through PTEs, with the
+ * system's fault_around_bytes, the fs_dax:dax_map_pages events map most of
+ * the file, and say of every page they mapped that it was of a large folio
+ * (their field "large").
+ */
+TEST_F(pmd, pte_rereads_map_large_folios)
+{
+	const char *trace = dax_tracefs_dir();
+	const char *event = "events/fs_dax/dax_map_pages/enable";
+	long mapped, large;
+	struct stat st;
+	char why[256];
+	char *p;
+	int ret;
+
+	if (!dax_has_fault_around(why, sizeof(why)))
+		SKIP(return, "%s", why);
+	if (!trace)
+		SKIP(return, "no tracefs with the fs_dax events");
+	if (self->fault_around < 0)
+		SKIP(return, "fault_around_bytes cannot be set (debugfs)");
+	ASSERT_EQ(0, dax_fault_around_set(self->fault_around));
+	ASSERT_EQ(0, fstat(self->fd, &st));
+
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, p);
+	touch(p, self->len, self->ps);
+	munmap(p, self->len);
+
+	ASSERT_EQ(0, dax_tracefs_write(trace, "tracing_on", "1"));
+	ASSERT_EQ(0, dax_tracefs_write(trace, event, "1"));
+	ASSERT_EQ(0, dax_tracefs_write(trace, "trace", ""));
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, p);
+	touch(p, self->len, self->ps);
+	EXPECT_EQ(-1, dax_verify(p, self->len / self->ps, self->seed, 0));
+	munmap(p, self->len);
+	ASSERT_EQ(0, dax_tracefs_write(trace, event, "0"));
+	ret = read_map_pages(trace, st.st_ino, &mapped, &large);
+	ASSERT_EQ(0, ret) TH_LOG("cannot read the trace: %s", strerror(-ret));
+	TH_LOG("%zu MiB read through PTEs again: %ld pages mapped around, %ld of large folios",
+	       self->len >> 20, mapped, large);
+	ASSERT_LE(0, large) TH_LOG("the dax_map_pages events have no field large");
+	EXPECT_LE((long)(self->len / self->ps / 2), mapped);
+	EXPECT_EQ(mapped, large)
+		TH_LOG("fault-around mapped pages of PMD entries as pages of their own");
 }
 
 /*

@@ -713,6 +713,7 @@ static const char *const dax_events[] = {
 	"tracing_on",
 	"events/fs_dax/dax_writeback_one/enable",
 	"events/fs_dax/dax_pte_fault_done/enable",
+	"events/fs_dax/dax_map_pages/enable",
 };
 
 static long saved_fault_around = -1;
