@@ -15,7 +15,8 @@
 # cowwrite-unmapped, cowwrite-mapped, cowwrite-other: the timed writes),
 # or a 128 MiB read case of make bench (dax-pte-seq-128m,
 # dax-pte-rand-128m, dax-pmd-seq-128m, dax-populate-seq-128m,
-# dax-pteonpmd-seq-128m, pagecache-pte-seq-128m, pagecache-pte-rand-128m)
+# dax-pteonpmd-seq-128m, dax-ptefalloc-seq-128m, dax-ptefalloc-rand-128m,
+# pagecache-pte-seq-128m, pagecache-pte-rand-128m)
 # with -first, -reread or -third (the timed mmap and reads of that pass)
 # or -munmap1, -munmap2 or -munmap3 (the munmap() after it).
 # The functions are those of System.map; the guest boots with nokaslr.
@@ -37,6 +38,7 @@ known_case() {
 		case ${1%-*} in
 		dax-pte-seq-128m | dax-pte-rand-128m | dax-pmd-seq-128m | \
 			dax-populate-seq-128m | dax-pteonpmd-seq-128m | \
+			dax-ptefalloc-seq-128m | dax-ptefalloc-rand-128m | \
 			pagecache-pte-seq-128m | \
 			pagecache-pte-rand-128m) return 0 ;;
 		esac
