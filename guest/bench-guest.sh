@@ -105,8 +105,9 @@ umount "$d"
 if [ "$fs" = xfs ]; then
 	# xfs as mkfs makes it without options: no stripe unit, so extents
 	# are not 2 MiB aligned as a rule (the guard of the PMD-entry cases).
-	mkfs.xfs -q -f "$DAX_TEST_DEV"
-	mount -t xfs -o dax=always "$DAX_TEST_DEV" "$d"
+	# On the scratch NVDIMM, which the xfs boots do not use otherwise.
+	mkfs.xfs -q -f "$DAX_SCRATCH_DEV"
+	mount -t xfs -o dax=always "$DAX_SCRATCH_DEV" "$d"
 	for how in pte ptefalloc; do
 		$b read "$d/bench" "$big" "$how" seq "xfsdefault-dax-$how-seq-128m"
 	done
@@ -126,5 +127,25 @@ if [ "$fs" = ext4 ] && [ "$mode" = all ]; then
 		$b read "$d/bench" 0 pte "$order" "erofs-dax-pte-$order-128m"
 	done
 	$b read "$d/small" 0 pte seq "erofs-dax-pte-seq-64k"
+	umount "$d"
+fi
+
+# Last, untimed, after every measured case, as only kernels with the
+# fault-around events trace anything here: the share of the pages that
+# fault-around maps from large folios, for files made as the read cases
+# make theirs (dax-bench share).
+mount -t "$fs" -o dax=always "$DAX_TEST_DEV" "$d"
+for order in seq rand; do
+	for how in pte ptefalloc; do
+		$b share "$d/bench" "$big" "$how" "$order" "$fs-dax-$how-$order-128m-share"
+	done
+done
+$b share "$d/bench" "$big" pteonpmd seq "$fs-dax-pteonpmd-seq-128m-share"
+umount "$d"
+if [ "$fs" = xfs ]; then
+	mount -t xfs -o dax=always "$DAX_SCRATCH_DEV" "$d"
+	for how in pte ptefalloc; do
+		$b share "$d/bench" "$big" "$how" seq "xfsdefault-dax-$how-seq-128m-share"
+	done
 	umount "$d"
 fi

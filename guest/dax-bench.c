@@ -16,11 +16,14 @@
  *	filesystem gives them), read through PTEs only.  Reports minor
  *	faults, nanoseconds (mmap() and the reads) and the vma_lock_success
  *	and vma_lock_retry counts of each pass, and the nanoseconds of its
- *	munmap() (unmap_ns).  Then, where the kernel has fault-around, an
- *	untimed fourth pass with its tracepoints on: the pages that
- *	fault-around mapped (fa_mapped) and how many of them belong to large
- *	folios (fa_large), from the dax_map_pages and dax_fault_around
- *	events.
+ *	munmap() (unmap_ns).
+ *   dax-bench share FILE KIB pte|pteonpmd|ptefalloc seq|rand NAME
+ *	Untimed: create FILE as read does, read it once through a mapping
+ *	placed as read places it, then again with the fault-around events
+ *	on: the pages that fault-around mapped in the second read
+ *	(fa_mapped) and how many of them belong to large folios (fa_large),
+ *	from the dax_map_pages and dax_fault_around events.  Prints the
+ *	name alone where the kernel has no such events (v7.3).
  *   dax-bench syncfault DIR prealloc|empty sync|nosync load|idle NAME
  *	512 write faults on a fresh 2 MiB file, with or without MAP_SYNC,
  *	optionally with a background writer: min/avg/max latency in us and
@@ -409,12 +412,64 @@ static int bench_read(char **argv)
 		printf(" unmap_ns%d=%llu", pass, (unsigned long long)ns);
 	}
 	(void)sink;
-	if (!populate)
-		report_fault_around(fd, len, order, npages, pmd);
 	printf("\n");
 	close(fd);
 	if (strtoul(argv[1], NULL, 0))
 		unlink(argv[0]);
+	free(order);
+	return 0;
+}
+
+static int bench_share(char **argv)
+{
+	size_t len = strtoul(argv[1], NULL, 0) << 10, npages, i, j, t;
+	int onpmd = !strcmp(argv[2], "pteonpmd");
+	int falloc = !strcmp(argv[2], "ptefalloc");
+	int rnd = !strcmp(argv[3], "rand");
+	unsigned int seed = 42;
+	volatile char sink;
+	size_t *order;
+	char *p;
+	int fd;
+
+	if (!onpmd && !falloc && strcmp(argv[2], "pte")) {
+		fprintf(stderr, "dax-bench: share: pte, pteonpmd or ptefalloc, not %s\n",
+			argv[2]);
+		return 2;
+	}
+	if (!rnd && strcmp(argv[3], "seq")) {
+		fprintf(stderr, "dax-bench: share: seq or rand, not %s\n", argv[3]);
+		return 2;
+	}
+	if (!len) {
+		fprintf(stderr, "dax-bench: share: KIB must not be 0\n");
+		return 2;
+	}
+	fd = make_file(argv[0], len, onpmd || falloc);
+	npages = len / ps;
+	order = malloc(npages * sizeof(*order));
+	if (!order)
+		die("malloc");
+	for (i = 0; i < npages; i++)
+		order[i] = i;
+	for (i = npages - 1; rnd && i > 0; i--) {
+		j = rand_r(&seed) % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	if (onpmd)
+		read_through_pmds(fd, len);
+	p = map_at(fd, len, PROT_READ, MAP_SHARED, 0);
+	for (i = 0; i < npages; i++)
+		sink = p[order[i] * ps];
+	(void)sink;
+	munmap(p, len);
+	printf("BENCH %s", argv[4]);
+	report_fault_around(fd, len, order, npages, 0);
+	printf("\n");
+	close(fd);
+	unlink(argv[0]);
 	free(order);
 	return 0;
 }
@@ -802,6 +857,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 7 && !strcmp(argv[1], "read"))
 		return bench_read(argv + 2);
+	if (argc == 7 && !strcmp(argv[1], "share"))
+		return bench_share(argv + 2);
 	if (argc == 7 && !strcmp(argv[1], "syncfault"))
 		return bench_syncfault(argv + 2);
 	if (argc == 5 && !strcmp(argv[1], "write"))

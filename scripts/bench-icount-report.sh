@@ -140,9 +140,10 @@ HEAD
 	done
 	cat <<HEAD
 
-Of the pages that fault-around mapped in a fourth, untimed read (a
-re-read, through a mapping placed as in the case), the percentage that
-were of large folios, mapped in runs (the \`fs_dax:dax_map_pages\` and
+Of the pages that fault-around mapped in an untimed re-read of a file
+made and first read as in the case (\`dax-bench share\`, after every
+timed case of the boot), the percentage that were of large folios,
+mapped in runs (the \`fs_dax:dax_map_pages\` and
 \`fs_dax:dax_fault_around\` events, fields \`large\` and \`mapped\`):
 the share of the file that has PMD entries. v7.3 has no fault-around.
 
@@ -152,7 +153,7 @@ HEAD
 	for fs in ext4 xfs xfsdefault; do
 		for c in dax-pte-seq-128m dax-pte-rand-128m dax-pteonpmd-seq-128m \
 			dax-ptefalloc-seq-128m dax-ptefalloc-rand-128m; do
-			n=$fs-$c
+			n=$fs-$c-share
 			grep -q "^$n .*fa_large=" "$out/series.txt" || continue
 			echo "| $(fs_label "$fs") | ${c//-/ } | $(share "$out/series.txt" "$n")% |"
 		done
