@@ -255,6 +255,29 @@ static void read_through_pmds(int fd, size_t len)
 	munmap(p, len);
 }
 
+/*
+ * The order in which the read and share cases read @npages pages: 0, 1, ...
+ * or, with @rnd, a shuffle of them that is the same on every run.
+ */
+static size_t *read_order(size_t npages, int rnd)
+{
+	unsigned int seed = 42;
+	size_t *order, i, j, t;
+
+	order = malloc(npages * sizeof(*order));
+	if (!order)
+		die("malloc");
+	for (i = 0; i < npages; i++)
+		order[i] = i;
+	for (i = npages - 1; rnd && i > 0; i--) {
+		j = rand_r(&seed) % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	return order;
+}
+
 #define TRACE_DIR "/sys/kernel/debug/tracing/"
 #define FA_EVENTS TRACE_DIR "events/fs_dax/dax_map_pages/enable"
 
@@ -334,12 +357,11 @@ static void report_fault_around(int fd, size_t len, const size_t *order,
 
 static int bench_read(char **argv)
 {
-	size_t len = strtoul(argv[1], NULL, 0) << 10, npages, i, j, t;
+	size_t len = strtoul(argv[1], NULL, 0) << 10, npages, i;
 	int pmd = !strcmp(argv[2], "pmd"), populate = !strcmp(argv[2], "populate");
 	int onpmd = !strcmp(argv[2], "pteonpmd");
 	int falloc = !strcmp(argv[2], "ptefalloc");
 	int rnd = !strcmp(argv[3], "rand");
-	unsigned int seed = 42;
 	volatile char sink;
 	size_t *order;
 	char mark[128];
@@ -365,17 +387,7 @@ static int bench_read(char **argv)
 		len = st.st_size;
 	}
 	npages = len / ps;
-	order = malloc(npages * sizeof(*order));
-	if (!order)
-		die("malloc");
-	for (i = 0; i < npages; i++)
-		order[i] = i;
-	for (i = npages - 1; rnd && i > 0; i--) {
-		j = rand_r(&seed) % (i + 1);
-		t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
+	order = read_order(npages, rnd);
 	if (onpmd)
 		read_through_pmds(fd, len);
 	printf("BENCH %s pages=%zu", argv[4], npages);
@@ -422,11 +434,10 @@ static int bench_read(char **argv)
 
 static int bench_share(char **argv)
 {
-	size_t len = strtoul(argv[1], NULL, 0) << 10, npages, i, j, t;
+	size_t len = strtoul(argv[1], NULL, 0) << 10, npages, i;
 	int onpmd = !strcmp(argv[2], "pteonpmd");
 	int falloc = !strcmp(argv[2], "ptefalloc");
 	int rnd = !strcmp(argv[3], "rand");
-	unsigned int seed = 42;
 	volatile char sink;
 	size_t *order;
 	char *p;
@@ -447,17 +458,7 @@ static int bench_share(char **argv)
 	}
 	fd = make_file(argv[0], len, onpmd || falloc);
 	npages = len / ps;
-	order = malloc(npages * sizeof(*order));
-	if (!order)
-		die("malloc");
-	for (i = 0; i < npages; i++)
-		order[i] = i;
-	for (i = npages - 1; rnd && i > 0; i--) {
-		j = rand_r(&seed) % (i + 1);
-		t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
+	order = read_order(npages, rnd);
 	if (onpmd)
 		read_through_pmds(fd, len);
 	p = map_at(fd, len, PROT_READ, MAP_SHARED, 0);
