@@ -2,9 +2,10 @@
 /*
  * fs-DAX PMD mappings: a PMD-aligned mapping of a file whose blocks are
  * PMD-aligned is mapped with PMDs, a mapping 64 KiB off falls back to PTEs,
- * which fault-around maps one window per fault from the PMD entries (in
- * runs of each entry's pages, whose references unmapping must drop), and
- * both read the file's data.  Fault-around leaves a page that memory failure
+ * which fault-around maps from the PMD entries, at least a window per fault
+ * and all of the faulting page's entry that the page table holds (in runs
+ * of each entry's pages, whose references unmapping must drop), and both
+ * read the file's data.  Fault-around leaves a page that memory failure
  * poisoned to the fault path, and memory failure of a page of a PMD entry
  * kills a process that maps that page alone.  Read faults of a misaligned
  * mapping make PMD entries themselves where the blocks allow, which an
@@ -127,7 +128,8 @@ TEST_F(pmd, aligned_uses_pmd)
  * A mapping 64 KiB off PMD alignment cannot use the file's PMD entries as
  * PMDs: without fault-around every page takes a fault of its own, and
  * fault-around maps the pages of those PMD entries with PTEs, one fault
- * per 64 KiB window.
+ * per 64 KiB window at most (pte_random_rereads_map_entries counts what a
+ * fault maps of its own entry).
  */
 TEST_F(pmd, misaligned_uses_ptes)
 {
@@ -168,8 +170,9 @@ TEST_F(pmd, misaligned_uses_ptes)
 	EXPECT_EQ(-1, dax_verify(p, self->len / self->ps, self->seed, 0));
 	munmap(p, self->len);
 	/*
-	 * One per window; the first fault into the new page table maps one
-	 * page (->fault() sets up the table), plus slack for unrelated faults.
+	 * At most one per window; the first fault into the new page table maps
+	 * one page (->fault() sets up the table), plus slack for unrelated
+	 * faults.
 	 */
 	max = self->pmd / self->fault_around + 4;
 	TH_LOG("again with fault_around_bytes %ld: %ld faults, at most %ld expected",
@@ -399,6 +402,59 @@ TEST_F(pmd, pte_rereads_map_large_folios)
 	EXPECT_LE((long)(self->len / self->ps / 2), mapped);
 	EXPECT_EQ(mapped, large)
 		TH_LOG("fault-around mapped pages of PMD entries as pages of their own");
+}
+
+/*
+ * A fault that meets a PMD entry maps all of the entry's pages that the page
+ * table and the VMA hold, not only the fault-around window: a random re-read
+ * through PTEs, with the system's fault_around_bytes, takes one fault per
+ * part of an entry that one page table holds (two per entry, as the mapping
+ * is 64 KiB off PMD alignment), where windows would take one per window.
+ */
+TEST_F(pmd, pte_random_rereads_map_entries)
+{
+	size_t npages = self->len / self->ps, i, j, t;
+	unsigned int rnd = self->seed;
+	long faults, pmds = self->len / self->pmd;
+	size_t *order;
+	char why[256];
+	char *p;
+
+	if (!dax_has_fault_around(why, sizeof(why)))
+		SKIP(return, "%s", why);
+	if (self->fault_around < 0)
+		SKIP(return, "fault_around_bytes cannot be set (debugfs)");
+	ASSERT_EQ(0, dax_fault_around_set(self->fault_around));
+	order = malloc(npages * sizeof(*order));
+	ASSERT_NE(NULL, order);
+	for (i = 0; i < npages; i++)
+		order[i] = i;
+	for (i = npages - 1; i > 0; i--) {
+		j = rand_r(&rnd) % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, p);
+	touch(p, self->len, self->ps);
+	munmap(p, self->len);
+
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, p);
+	faults = dax_minor_faults();
+	for (i = 0; i < npages; i++)
+		dax_touch(p + order[i] * self->ps);
+	faults = dax_minor_faults() - faults;
+	EXPECT_EQ(-1, dax_verify(p, npages, self->seed, 0));
+	munmap(p, self->len);
+	free(order);
+	TH_LOG("%zu MiB read through PTEs, then again in random order: %ld faults",
+	       self->len >> 20, faults);
+	/* Two per entry, with some slack for unrelated faults. */
+	EXPECT_GE(2 * pmds + 2, faults)
+		TH_LOG("the random re-read mapped windows, not the PMD entries' pages");
 }
 
 /*
