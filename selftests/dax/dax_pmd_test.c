@@ -441,6 +441,15 @@ TEST_F(pmd, pte_random_rereads_map_entries)
 	touch(p, self->len, self->ps);
 	munmap(p, self->len);
 
+	/* The reads made PMD entries: an aligned read takes one per PMD. */
+	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, true);
+	ASSERT_NE(MAP_FAILED, p);
+	faults = dax_minor_faults();
+	touch(p, self->len, self->ps);
+	faults = dax_minor_faults() - faults;
+	munmap(p, self->len);
+	ASSERT_GE(2 * pmds, faults) TH_LOG("the PTE reads made no PMD entries");
+
 	p = dax_map_file_at(self->fd, self->len, PROT_READ, MAP_SHARED, 0, false);
 	ASSERT_NE(MAP_FAILED, p);
 	faults = dax_minor_faults();
@@ -455,6 +464,61 @@ TEST_F(pmd, pte_random_rereads_map_entries)
 	/* Two per entry, with some slack for unrelated faults. */
 	EXPECT_GE(2 * pmds + 2, faults)
 		TH_LOG("the random re-read mapped windows, not the PMD entries' pages");
+}
+
+/*
+ * A fault that maps its PMD entry past the window moves the window that the
+ * next fault compares with to end where it mapped: a sequential re-read
+ * through PTEs of a file of PMD entries grows its window as over order-0
+ * entries, one fault per page table once grown, where a window that started
+ * again at every entry would take about two per page table.  A file of its
+ * own, of 16 PMDs.
+ */
+TEST_F_TIMEOUT(pmd, pte_sequential_rereads_grow_the_window, 60)
+{
+	size_t len = 16 * self->pmd, npages = len / self->ps, w;
+	long faults, tables, ramp = 0;
+	const char *dir = dax_test_dir();
+	char why[256];
+	char *p;
+	int fd, ret;
+
+	if (!dax_has_fault_around(why, sizeof(why)))
+		SKIP(return, "%s", why);
+	if (self->fault_around < 0)
+		SKIP(return, "fault_around_bytes cannot be set (debugfs)");
+	ASSERT_EQ(0, dax_fault_around_set(self->fault_around));
+	fd = dax_tmpfile(dir, 0);
+	ASSERT_LE(0, fd);
+	fallocate(fd, 0, 0, len);
+	ASSERT_EQ(0, dax_write_pattern(fd, self->seed, 0, npages));
+	ret = dax_extents_pmd_aligned(fd, len, self->pmd);
+	if (ret <= 0) {
+		close(fd);
+		SKIP(return, "no PMD-aligned extents for %zu MiB", len >> 20);
+	}
+
+	p = dax_map_file_at(fd, len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, p);
+	touch(p, len, self->ps);
+	munmap(p, len);
+
+	p = dax_map_file_at(fd, len, PROT_READ, MAP_SHARED, 0, false);
+	ASSERT_NE(MAP_FAILED, p);
+	faults = dax_minor_faults();
+	touch(p, len, self->ps);
+	faults = dax_minor_faults() - faults;
+	EXPECT_EQ(-1, dax_verify(p, npages, self->seed, 0));
+	munmap(p, len);
+	close(fd);
+	/* The page tables the mapping spans, and the window's growth. */
+	tables = (DAX_PTE_COLOUR + len + self->pmd - 1) / self->pmd;
+	for (w = self->fault_around; w < self->pmd; w *= 2)
+		ramp++;
+	TH_LOG("%zu MiB read through PTEs, then again: %ld faults, %ld page tables",
+	       len >> 20, faults, tables);
+	EXPECT_GE(tables + ramp + 2, faults)
+		TH_LOG("the window started again at every PMD entry");
 }
 
 /*
