@@ -302,21 +302,12 @@ TEST_F_TIMEOUT(fa, sequential_counts, 120)
  */
 TEST_F_TIMEOUT(fa, random_counts, 120)
 {
-	size_t npages = BIG_FILE / self->ps, i, j, t;
-	unsigned int rnd = self->seed;
+	size_t npages = BIG_FILE / self->ps;
 	size_t *order;
 	long faults[2];
 
-	order = malloc(npages * sizeof(*order));
+	order = dax_page_order(npages, self->seed);
 	ASSERT_NE(NULL, order);
-	for (i = 0; i < npages; i++)
-		order[i] = i;
-	for (i = npages - 1; i > 0; i--) {
-		j = rand_r(&rnd) % (i + 1);
-		t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
 	ASSERT_EQ(0, dax_write_pattern(self->fd, self->seed, 0, npages));
 	count_two_mappings(_metadata, self->fd, variant->flags, BIG_FILE, NULL,
 			   self->seed, faults);

@@ -462,8 +462,7 @@ static bool pte_reads_made_pmd_entries(int fd, size_t len, size_t ps,
  */
 TEST_F(pmd, pte_random_rereads_map_entries)
 {
-	size_t npages = self->len / self->ps, i, j, t;
-	unsigned int rnd = self->seed;
+	size_t npages = self->len / self->ps, i;
 	long faults, pmds = self->len / self->pmd;
 	const char *unfit;
 	size_t *order;
@@ -474,16 +473,8 @@ TEST_F(pmd, pte_random_rereads_map_entries)
 	if (unfit)
 		SKIP(return, "%s", unfit);
 	ASSERT_EQ(0, dax_fault_around_set(REREAD_WINDOW));
-	order = malloc(npages * sizeof(*order));
+	order = dax_page_order(npages, self->seed);
 	ASSERT_NE(NULL, order);
-	for (i = 0; i < npages; i++)
-		order[i] = i;
-	for (i = npages - 1; i > 0; i--) {
-		j = rand_r(&rnd) % (i + 1);
-		t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
 	if (!pte_reads_made_pmd_entries(self->fd, self->len, self->ps,
 					self->pmd)) {
 		free(order);

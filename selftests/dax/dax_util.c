@@ -188,6 +188,24 @@ bool dax_is_zero(const void *buf, size_t len)
 	return !len || (!p[0] && !memcmp(p, p + 1, len - 1));
 }
 
+size_t *dax_page_order(size_t npages, unsigned int seed)
+{
+	size_t *order = malloc(npages * sizeof(*order)), i, j, t;
+
+	if (!order)
+		return NULL;
+	for (i = 0; i < npages; i++)
+		order[i] = i;
+	/* Fisher-Yates */
+	for (i = npages - 1; i > 0; i--) {
+		j = rand_r(&seed) % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	return order;
+}
+
 int dax_write_pattern(int fd, uint64_t seed, size_t first, size_t npages)
 {
 	size_t ps = dax_page_size(), chunk = SZ_1M / ps, n;

@@ -62,6 +62,8 @@ long dax_pattern_decode(uint64_t word, uint64_t seed, bool last);
 bool dax_is_zero(const void *buf, size_t len);
 /* pwrite() the pattern of pages [first, first + npages): 0 or -errno */
 int dax_write_pattern(int fd, uint64_t seed, size_t first, size_t npages);
+/* Page indices 0 to @npages - 1 in a random order of @seed, or NULL */
+size_t *dax_page_order(size_t npages, unsigned int seed);
 
 /*
  * mmap() @len bytes of @fd at @offset at an address chosen so that the
